@@ -1,0 +1,96 @@
+"""Requirement checks: every assertion of the suite names a requirement id from the catalogue.
+
+`expect` records one observation about one requirement and lets the test go on, so that a test
+reports every requirement it saw broken, not just the first. `require` does the same and stops
+the test when what follows would make no sense. The plugin turns recorded MUST failures into a
+failed test at the end of the call, and SHOULD failures into warnings.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from conformance.spec import catalogue
+
+if TYPE_CHECKING:
+    from conformance.client import Exchange
+
+
+@dataclass
+class CheckResult:
+    requirement_id: str
+    passed: bool
+    message: str
+    test_id: str
+    exchange: Exchange | None = None
+
+
+class RequirementFailed(AssertionError):
+    """A requirement was seen broken; raised by `require`, and by the plugin after a test."""
+
+    def __init__(self, failures: list[CheckResult]):
+        self.failures = failures
+        super().__init__("\n".join(describe(failure) for failure in failures))
+
+
+@dataclass
+class Ledger:
+    """Every check of a run, in order; the report writers and the verdict read it."""
+
+    results: list[CheckResult] = field(default_factory=list)
+
+    def for_test(self, test_id: str) -> list[CheckResult]:
+        return [result for result in self.results if result.test_id == test_id]
+
+
+_ledger: contextvars.ContextVar[Ledger] = contextvars.ContextVar("ledger", default=Ledger())
+_current_test: contextvars.ContextVar[str] = contextvars.ContextVar("current_test", default="")
+
+
+def ledger() -> Ledger:
+    return _ledger.get()
+
+
+def start_run() -> Ledger:
+    fresh = Ledger()
+    _ledger.set(fresh)
+    return fresh
+
+
+def set_current_test(test_id: str) -> None:
+    _current_test.set(test_id)
+
+
+def current_test() -> str:
+    return _current_test.get()
+
+
+def expect(
+    requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
+) -> bool:
+    """Record whether `requirement_id` held; `message` says what must hold (and what was seen)."""
+    if requirement_id not in catalogue():
+        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+    passed = bool(condition)
+    ledger().results.append(
+        CheckResult(requirement_id, passed, message, current_test(), exchange)
+    )
+    return passed
+
+
+def require(
+    requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
+) -> None:
+    """Like `expect`, but stop the test here when the requirement does not hold."""
+    if not expect(requirement_id, condition, message, exchange):
+        raise RequirementFailed([ledger().results[-1]])
+
+
+def describe(result: CheckResult) -> str:
+    requirement = catalogue()[result.requirement_id]
+    text = f"[{requirement.id}, {requirement.level}] {result.message}"
+    if result.exchange is not None:
+        text += f"\n    evidence: {result.exchange.summary()}\n    reproduce: {result.exchange.curl()}"
+    return text

@@ -1,0 +1,75 @@
+"""Where the interface description and the requirements catalogue live, and how to read them."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def spec_dir() -> Path:
+    """The spec folder: the copy inside an installed wheel, else the checkout's `spec/`."""
+    for candidate in (_PACKAGE / "_spec", _PACKAGE.parent / "spec"):
+        if (candidate / "openapi.yaml").is_file():
+            return candidate
+    raise FileNotFoundError("spec/openapi.yaml is missing from this installation")
+
+
+def openapi_path() -> Path:
+    return spec_dir() / "openapi.yaml"
+
+
+def requirements_path() -> Path:
+    return spec_dir() / "requirements.yaml"
+
+
+@cache
+def openapi() -> dict:
+    return yaml.safe_load(openapi_path().read_text(encoding="utf-8"))
+
+
+def openapi_sha256() -> str:
+    return hashlib.sha256(openapi_path().read_bytes()).hexdigest()
+
+
+def spec_version() -> str:
+    return str(openapi()["info"]["version"])
+
+
+def component_schema(name: str) -> dict:
+    return openapi()["components"]["schemas"][name]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    level: str  # "MUST" or "SHOULD"
+    section: str
+    statement: str
+    tests: tuple[str, ...] = field(default_factory=tuple)
+    not_testable: str | None = None
+    rationale: str | None = None
+
+
+@cache
+def catalogue() -> dict[str, Requirement]:
+    """All requirements by id, in catalogue order."""
+    raw = yaml.safe_load(requirements_path().read_text(encoding="utf-8"))
+    entries = {}
+    for item in raw["requirements"]:
+        requirement = Requirement(
+            id=item["id"],
+            level=item["level"],
+            section=item["section"],
+            statement=item["statement"],
+            tests=tuple(item.get("tests") or ()),
+            not_testable=item.get("not_testable"),
+            rationale=item.get("rationale"),
+        )
+        entries[requirement.id] = requirement
+    return entries
