@@ -1,0 +1,184 @@
+"""Pacing per credential: the part of the client that keeps us a good citizen on a shared server.
+
+The interface document asks clients to honour `Retry-After`, to back off exponentially, and warns
+that a key which keeps sending after a 429 may be banned. A conformance run must never get a
+user's key banned, so every request first asks the `Pacer` whether its credential may send, and
+every response tells the `Pacer` what the server said about limits.
+
+Time is read from a `Clock` so that unit tests can run hours of back-off in microseconds.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from datetime import UTC
+from email.utils import parsedate_to_datetime
+from typing import Protocol
+
+BASE_DELAY = 1.0
+"""First exponential back-off step, in seconds."""
+MAX_EXPONENTIAL_DELAY = 60.0
+"""Cap of the exponential back-off: a rate-limit window is a minute; longer gains nothing."""
+JITTER_FRACTION = 0.10
+"""Up to 10 % extra wait, so that several clients limited together do not return together."""
+RESET_MARGIN = 1.0
+"""`X-RateLimit-Reset` and `Date` have one-second resolution: wait one second more to be safe."""
+MAX_PLAUSIBLE_RESET_WAIT = 61.0
+"""A per-minute window resets within a minute; a longer announced wait is not trusted for pacing."""
+
+
+class Clock(Protocol):
+    """Monotonic time and sleeping, injectable so tests can use a fake clock."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The real clock: `time.monotonic` is immune to wall-clock jumps while we wait."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class TargetThrottled(Exception):
+    """A key stays limited longer than this run may wait (`max_wait`)."""
+
+
+def http_date_to_unix(value: str | None) -> float | None:
+    """Parse an HTTP-date (RFC 9110 §5.6.7) into Unix seconds, or None when it is not one."""
+    if not value:
+        return None
+    try:
+        parsed = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parsed.tzinfo is None:  # an HTTP-date is always GMT; obsolete forms may parse as naive
+        return parsed.replace(tzinfo=UTC).timestamp()
+    return parsed.timestamp()
+
+
+def retry_after_seconds(value: str | None, date: str | None, wall_now: float) -> float | None:
+    """The delay a `Retry-After` value asks for, or None when it is absent or unparseable.
+
+    `Retry-After` may be delay-seconds or an HTTP-date. A date is judged against the response's
+    own `Date` header when there is one, because the server's clock and ours may differ.
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    retry_at = http_date_to_unix(text)
+    if retry_at is None:
+        return None
+    server_now = http_date_to_unix(date)
+    reference = server_now if server_now is not None else wall_now
+    return max(0.0, retry_at - reference)
+
+
+def exponential_delay(consecutive_429s: int) -> float:
+    """1 s, 2 s, 4 s, ... for the 1st, 2nd, 3rd ... consecutive 429 on a key, capped at 60 s."""
+    exponent = max(0, consecutive_429s - 1)
+    return min(MAX_EXPONENTIAL_DELAY, BASE_DELAY * 2 ** min(exponent, 32))
+
+
+def reset_wait(
+    remaining: str | None, reset: str | None, date: str | None, wall_now: float
+) -> float | None:
+    """How long to hold a key whose quota the server reports as spent, or None to not pace.
+
+    Only a plausible wait (0 < wait <= 61 s) is returned: a header that lies (a reset in the past,
+    or hours ahead because it reports the daily quota) must not stall the run; should the server
+    really be limiting, its 429 and `Retry-After` take over.
+    """
+    if remaining is None or reset is None:
+        return None
+    try:
+        if int(remaining.strip()) != 0:
+            return None
+        reset_at = float(reset.strip())
+    except ValueError:
+        return None
+    server_now = http_date_to_unix(date)
+    reference = server_now if server_now is not None else wall_now
+    wait = reset_at - reference + RESET_MARGIN
+    if 0 < wait <= MAX_PLAUSIBLE_RESET_WAIT:
+        return wait
+    return None
+
+
+@dataclass
+class _LabelState:
+    blocked_until: float = 0.0
+    consecutive_429s: int = 0
+
+
+@dataclass
+class Pacer:
+    """Per-label blocks: a label that was told to wait sends nothing until the wait is over.
+
+    Labels are "main", "spare" and "none"; all unauthenticated requests share "none" because a
+    server limits those per client address.
+    """
+
+    clock: Clock
+    rng: random.Random
+    max_wait: float
+    _states: dict[str, _LabelState] = field(default_factory=dict)
+
+    def _state(self, label: str) -> _LabelState:
+        return self._states.setdefault(label, _LabelState())
+
+    def remaining(self, label: str) -> float:
+        """Seconds until `label` may send again (0 when it may send now)."""
+        return max(0.0, self._state(label).blocked_until - self.clock.now())
+
+    def wait_until_ready(self, label: str) -> float:
+        """Sleep until `label` may send; raise TargetThrottled rather than wait beyond max_wait."""
+        waited = 0.0
+        while (wait := self.remaining(label)) > 0:
+            if wait > self.max_wait:
+                raise TargetThrottled(
+                    f"key {label!r} is limited for {wait:.0f} s, "
+                    f"longer than the {self.max_wait:.0f} s this run may wait"
+                )
+            self.clock.sleep(wait)
+            waited += wait
+        return waited
+
+    def block(self, label: str, wait: float) -> None:
+        """Hold `label` for `wait` seconds from now (never shortening an existing block)."""
+        state = self._state(label)
+        state.blocked_until = max(state.blocked_until, self.clock.now() + wait)
+
+    def on_429(self, label: str, retry_after: float | None) -> float:
+        """Record a 429 and block the label; returns the wait chosen.
+
+        The wait is the larger of `Retry-After` and the exponential floor, so a server that keeps
+        answering `Retry-After: 1` still sees us slow down; jitter is added on top but never pushes
+        an acceptable wait past max_wait.
+        """
+        state = self._state(label)
+        state.consecutive_429s += 1
+        wait = exponential_delay(state.consecutive_429s)
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        jitter = self.rng.uniform(0.0, JITTER_FRACTION * wait)
+        # Jitter must not make an acceptable wait TargetThrottled, nor blur the wait it reports.
+        jitter = 0.0 if wait > self.max_wait else min(jitter, self.max_wait - wait)
+        wait += jitter
+        self.block(label, wait)
+        return wait
+
+    def on_response(self, label: str, proactive_wait: float | None) -> None:
+        """Record a non-429 response: the 429 streak ends; pace when the quota is reported spent."""
+        self._state(label).consecutive_429s = 0
+        if proactive_wait is not None:
+            self.block(label, proactive_wait)
