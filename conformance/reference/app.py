@@ -1,0 +1,126 @@
+"""The reference application: routes under /v1, error handlers, and the middleware around them."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp
+
+from conformance.reference.accesslog import AccessLogMiddleware
+from conformance.reference.auth import KeyRing
+from conformance.reference.categories import categories_endpoint
+from conformance.reference.errors import ROUTING_CODES, ApiError, error_response
+from conformance.reference.limiting import RequestLimits
+from conformance.reference.middleware import RateLimitMiddleware
+from conformance.reference.pets import get_pet, list_orders
+from conformance.reference.plans import Plan
+from conformance.reference.storage import CategoryStore
+
+logger = logging.getLogger("petstore.reference")
+
+SETTINGS_ENVIRONMENT_VARIABLE = "PETSTORE_REFERENCE_SETTINGS"
+
+
+@dataclass(frozen=True)
+class Settings:
+    keys: KeyRing
+    minute_seconds: int = 60
+    database: str | None = None
+    rate_limit_storage: str = "memory://"
+
+    def to_environment(self) -> str:
+        """The settings as JSON for worker processes: key digests only, never the keys."""
+        return json.dumps(
+            {
+                "keys": [
+                    [digest, plan.name, plan.per_minute, plan.per_day]
+                    for digest, plan in self.keys.digests()
+                ],
+                "minute_seconds": self.minute_seconds,
+                "database": self.database,
+                "rate_limit_storage": self.rate_limit_storage,
+            }
+        )
+
+    @classmethod
+    def from_environment(cls, text: str) -> Settings:
+        raw = json.loads(text)
+        keys = KeyRing((digest, Plan(name, rpm, rpd)) for digest, name, rpm, rpd in raw["keys"])
+        return cls(
+            keys=keys,
+            minute_seconds=raw["minute_seconds"],
+            database=raw["database"],
+            rate_limit_storage=raw["rate_limit_storage"],
+        )
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.code, exc.message, exc.headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = ROUTING_CODES.get(exc.status_code, "http_error")
+    message = {
+        404: "No such resource.",
+        405: f"Method {request.method} is not allowed here.",
+    }.get(exc.status_code, str(exc.detail))
+    headers = dict(exc.headers or {})
+    if "Allow" in headers:  # Starlette builds it from a set; keep it stable
+        methods = sorted(method.strip() for method in headers["Allow"].split(","))
+        headers["Allow"] = ", ".join(methods)
+    return error_response(exc.status_code, code, message, headers)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    return error_response(500, "internal_error", "The server failed to answer this request.")
+
+
+def create_app(settings: Settings) -> ASGIApp:
+    categories = CategoryStore(settings.database)
+    limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await limits.open()
+        try:
+            yield
+        finally:
+            categories.close()
+
+    api = Starlette(
+        routes=[
+            Mount(
+                "/v1",
+                routes=[
+                    Route("/categories", categories_endpoint, methods=["GET", "POST"]),
+                    Route("/pets/{petId}", get_pet, methods=["GET"]),
+                    Route("/store/orders", list_orders, methods=["GET"]),
+                ],
+            )
+        ],
+        exception_handlers={
+            ApiError: _api_error,
+            HTTPException: _http_error,
+            Exception: _server_error,
+        },
+        lifespan=lifespan,
+    )
+    api.state.categories = categories
+    return AccessLogMiddleware(RateLimitMiddleware(api, settings.keys, limits))
+
+
+def create_app_from_environment() -> ASGIApp:
+    """The factory uvicorn's worker processes call (`--workers N`)."""
+    return create_app(Settings.from_environment(os.environ[SETTINGS_ENVIRONMENT_VARIABLE]))
