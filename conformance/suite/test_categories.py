@@ -1,0 +1,222 @@
+"""Creating and listing categories (Endpoints: GET and POST /categories; Resources: Category).
+
+Names of 1 to 100 printable characters in any script must be accepted and come back exactly as
+sent, with an int64 id no other category has, and then appear in GET /categories. Every name
+starts with the run's prefix (`run.unique_name`) so that operators can find what the run made.
+Extra fields in responses are allowed; `description` may be missing from a response only when
+it was not sent.
+
+Requests: 9 creates + 1 list = 10 (the list test creates one more only when run on its own).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.checks import expect, require
+from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+EXACT_LIMIT_CASE = "exactly-100-characters"
+CASES = [*LEGITIMATE_NAMES, EXACT_LIMIT_CASE]
+
+
+def skip_if_throttled(exchange: Any) -> None:
+    """A 429 after the client's retries says nothing about the requirement under test."""
+    if exchange.status == 429:
+        pytest.skip("target kept answering 429")
+
+
+def category_problems(value: Any) -> list[str]:
+    """What keeps `value` from being a Category (CAT-SCHEMA); empty when it is one."""
+    if not isinstance(value, dict):
+        return [f"it is {type(value).__name__}, not a JSON object"]
+    problems = []
+    identifier = value.get("id")
+    if "id" not in value:
+        problems.append("`id` is missing")
+    elif isinstance(identifier, bool) or not isinstance(identifier, int):
+        problems.append(f"`id` is {identifier!r}, not an integer")
+    elif not INT64_MIN <= identifier <= INT64_MAX:
+        problems.append(f"`id` {identifier} is outside int64")
+    if "name" not in value:
+        problems.append("`name` is missing")
+    elif not isinstance(value["name"], str):
+        problems.append(f"`name` is {value['name']!r}, not a string")
+    if "description" in value and not isinstance(value["description"], str):
+        problems.append(f"`description` is {value['description']!r}, not a string")
+    return problems
+
+
+def new_category(run: Any, case: str) -> dict[str, str]:
+    """The NewCategory of `case`: the run's unique name and the case's text, at most 100 long."""
+    if case == EXACT_LIMIT_CASE:
+        base = run.unique_name("max")
+        name = base + "x" * (NAME_LIMIT - len(base))
+        body = {"name": name}
+    else:
+        text, description = LEGITIMATE_NAMES[case]
+        name = f"{run.unique_name(case)} {text}"
+        body = {"name": name}
+        if description is not None:
+            body["description"] = description
+    if len(name) > NAME_LIMIT:  # the suite's own mistake, not the target's
+        raise RuntimeError(f"test name {name!r} is longer than {NAME_LIMIT} characters")
+    return body
+
+
+@pytest.fixture(scope="module")
+def created() -> list[tuple[dict[str, str], dict[str, Any]]]:
+    """(what was sent, what came back) for every category this module created."""
+    return []
+
+
+def create(client: Any, run: Any, body: dict[str, str]) -> tuple[Any, dict[str, Any] | None]:
+    """POST one NewCategory and check the answer; returns the exchange and the created Category."""
+    exchange = client.post("/categories", json=body)
+    skip_if_throttled(exchange)
+    shown = f"POST /categories with name {body['name']!r} ({len(body['name'])} characters)"
+    expect(
+        "CAT-NAME-RANGE",
+        exchange.status != 400,
+        f"{shown} must be accepted (a name of 1 to {NAME_LIMIT} printable characters), "
+        f"got {exchange.status}",
+        exchange,
+    )
+    if not expect(
+        "CAT-CREATE-201",
+        exchange.status == 201,
+        f"{shown} must be answered 201 with the created Category, got {exchange.status}",
+        exchange,
+    ):
+        return exchange, None
+    expect(
+        "CAT-JSON-MEDIA-TYPE",
+        exchange.media_type() == "application/json",
+        f"the 201 of POST /categories must be application/json, got {exchange.media_type()}",
+        exchange,
+    )
+    try:
+        category = exchange.json()
+    except ValueError:
+        category = None
+    problems = category_problems(category)
+    require(
+        "CAT-SCHEMA",
+        not problems,
+        "the 201 of POST /categories must carry a Category: " + "; ".join(problems),
+        exchange,
+    )
+    run.remember_category(category)
+    return exchange, category
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_legitimate_name_is_created_and_echoed(client, run, created, case):
+    body = new_category(run, case)
+    exchange, category = create(client, run, body)
+    if category is None:
+        return
+    created.append((body, category))
+    expect(
+        "CAT-ECHO",
+        category["name"] == body["name"],
+        f"the created Category must echo the name exactly: sent {body['name']!r}, "
+        f"got {category['name']!r}",
+        exchange,
+    )
+    if "description" in body:
+        expect(
+            "CAT-ECHO",
+            category.get("description") == body["description"],
+            "the created Category must echo the description exactly: sent "
+            f"{body['description']!r}, got {category.get('description', '(absent)')!r}",
+            exchange,
+        )
+
+
+def test_created_ids_are_unique(client, run, created):
+    if len(created) < 2:
+        for case in ("plain-ascii", "cjk")[len(created) :]:
+            body = new_category(run, case)
+            _, category = create(client, run, body)
+            if category is not None:
+                created.append((body, category))
+    if len(created) < 2:
+        pytest.skip("fewer than two categories were created")
+    ids = [category["id"] for _, category in created]
+    duplicates = sorted({identifier for identifier in ids if ids.count(identifier) > 1})
+    expect(
+        "CAT-ID-UNIQUE",
+        not duplicates,
+        f"every created category must get an id of its own; ids given more than once: "
+        f"{duplicates} (of {len(ids)} created)",
+    )
+
+
+def test_list_contains_every_created_category(client, run, created):
+    if not created:
+        body = new_category(run, "plain-ascii")
+        _, category = create(client, run, body)
+        if category is not None:
+            created.append((body, category))
+    exchange = client.get("/categories")
+    skip_if_throttled(exchange)
+    require(
+        "CAT-LIST-200",
+        exchange.status == 200,
+        f"GET /categories with a valid key must be answered 200, got {exchange.status}",
+        exchange,
+    )
+    expect(
+        "CAT-JSON-MEDIA-TYPE",
+        exchange.media_type() == "application/json",
+        f"the 200 of GET /categories must be application/json, got {exchange.media_type()}",
+        exchange,
+    )
+    try:
+        listed = exchange.json()
+    except ValueError:
+        listed = None
+    require(
+        "CAT-LIST-200",
+        isinstance(listed, list),
+        "GET /categories must answer a JSON array of Category objects, got "
+        + ("a body that is not JSON" if listed is None else type(listed).__name__),
+        exchange,
+    )
+    invalid = [
+        f"item {index}: {'; '.join(problems)}"
+        for index, item in enumerate(listed)
+        if (problems := category_problems(item))
+    ]
+    expect(
+        "CAT-SCHEMA",
+        not invalid,
+        f"every item of GET /categories must be a Category; {len(invalid)} are not: "
+        + " | ".join(invalid[:5]),
+        exchange,
+    )
+    by_id: dict[int, list[dict[str, Any]]] = {}
+    for item in listed:
+        if isinstance(item, dict) and isinstance(item.get("id"), int):
+            by_id.setdefault(item["id"], []).append(item)
+    for sent, category in created:
+        matches = by_id.get(category["id"], [])
+        found = [
+            item
+            for item in matches
+            if item.get("name") == sent["name"]
+            and ("description" not in sent or item.get("description") == sent["description"])
+        ]
+        seen = f"listed as {matches[0]!r}" if matches else "not listed"
+        expect(
+            "CAT-LIST-COMPLETE",
+            found,
+            f"GET /categories must list the created category id {category['id']} with name "
+            f"{sent['name']!r} and description {sent.get('description', '(not sent)')!r}; "
+            f"it is {seen}",
+            exchange,
+        )

@@ -1,0 +1,153 @@
+"""The other endpoints, the deprecation of GET /pets/{petId}, and the version prefix.
+
+The document shows only that GET /pets/{petId} and GET /store/orders exist, that the former is
+deprecated with a sunset date, and that the base address ends in /v1; the shapes of pets and
+orders are not shown, so nothing here looks at their bodies. A pet with id 1 need not exist:
+a 404 is fine as long as it comes from the endpoint, which its deprecation headers show.
+
+Requests: 1 (pet 1) + 1 (unknown pet) + 1 (orders) = 3; the version check sends none.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from conformance.checks import expect
+
+UNKNOWN_PET_ID = "9223372036854775807"  # the largest int64: a valid id no demo store uses
+STRUCTURED_DATE = re.compile(r"^@-?\d+$")  # RFC 9745 / RFC 9651 sf-date
+IMF_FIXDATE = re.compile(  # RFC 9110 section 5.6.7, the form senders must generate
+    r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} "
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$"
+)
+
+
+def skip_if_throttled(exchange: Any) -> None:
+    """A 429 after the client's retries says nothing about the requirement under test."""
+    if exchange.status == 429:
+        pytest.skip("target kept answering 429")
+
+
+def deprecation_time(value: str | None) -> int | None:
+    if value is None or not STRUCTURED_DATE.match(value.strip()):
+        return None
+    return int(value.strip()[1:])
+
+
+def http_date(value: str | None) -> datetime | None:
+    """An IMF-fixdate as a UTC datetime, or None when `value` is not one."""
+    if value is None or not IMF_FIXDATE.match(value.strip()):
+        return None
+    try:
+        parsed = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError):
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def check_deprecation_headers(exchange: Any) -> None:
+    """DEP-*: the response announces the deprecation (RFC 9745) and the sunset (RFC 8594)."""
+    where = f"the {exchange.status} of GET {urlsplit(exchange.url).path}"
+    deprecation = exchange.header("Deprecation")
+    deprecated_at = deprecation_time(deprecation)
+    expect(
+        "DEP-DEPRECATION-HEADER",
+        deprecated_at is not None,
+        f"{where} must carry `Deprecation: @<unix time>` (RFC 9745), got "
+        + ("no Deprecation header" if deprecation is None else repr(deprecation)),
+        exchange,
+    )
+    sunset = exchange.header("Sunset")
+    sunset_at = http_date(sunset)
+    expect(
+        "DEP-SUNSET-HEADER",
+        sunset_at is not None,
+        f"{where} must carry `Sunset: <HTTP-date>` (RFC 8594), e.g. "
+        "'Sat, 01 Jan 2028 00:00:00 GMT', got "
+        + ("no Sunset header" if sunset is None else repr(sunset)),
+        exchange,
+    )
+    if sunset_at is None:
+        return
+    server_now = http_date(exchange.header("Date"))
+    now = server_now.timestamp() if server_now is not None else time.time()
+    expect(
+        "DEP-SUNSET-FUTURE",
+        sunset_at.timestamp() > now,
+        f"the sunset date {sunset!r} of a still-served endpoint should lie in the future "
+        f"(the response's Date is {exchange.header('Date')!r})",
+        exchange,
+    )
+    if deprecated_at is not None:
+        expect(
+            "DEP-SUNSET-FUTURE",
+            sunset_at.timestamp() >= deprecated_at,
+            f"the sunset date {sunset!r} should not come before the deprecation date "
+            f"{deprecation!r} ({datetime.fromtimestamp(deprecated_at, UTC):%Y-%m-%d %H:%M:%S} UTC)",
+            exchange,
+        )
+
+
+def expect_pet_endpoint_exists(exchange: Any) -> None:
+    expect(
+        "EP-PETS-EXISTS",
+        exchange.status not in (405, 501) and exchange.status < 500,
+        f"GET /pets/{{petId}} with a valid key must not be answered 405, 501 or 5xx (the "
+        f"endpoint exists), got {exchange.status}",
+        exchange,
+    )
+    if exchange.status == 404:
+        expect(
+            "EP-PETS-EXISTS",
+            exchange.header("Deprecation") is not None or exchange.header("Sunset") is not None,
+            "a 404 of GET /pets/{petId} must still carry the endpoint's Deprecation and Sunset "
+            "headers, to show that the endpoint exists and only the pet does not",
+            exchange,
+        )
+
+
+@pytest.mark.smoke
+def test_pet_endpoint_exists_and_announces_its_sunset(client):
+    exchange = client.get("/pets/1")
+    skip_if_throttled(exchange)
+    expect_pet_endpoint_exists(exchange)
+    if exchange.status < 300 or exchange.status == 404:
+        check_deprecation_headers(exchange)
+
+
+def test_unknown_pet_still_announces_the_sunset(client):
+    exchange = client.get(f"/pets/{UNKNOWN_PET_ID}")
+    skip_if_throttled(exchange)
+    expect_pet_endpoint_exists(exchange)
+    if exchange.status < 300 or exchange.status == 404:
+        check_deprecation_headers(exchange)
+
+
+@pytest.mark.smoke
+def test_store_orders_endpoint_exists(client):
+    exchange = client.get("/store/orders")
+    skip_if_throttled(exchange)
+    expect(
+        "EP-ORDERS-EXISTS",
+        200 <= exchange.status < 300,
+        f"GET /store/orders with a valid key must be answered with a 2xx status, "
+        f"got {exchange.status}",
+        exchange,
+    )
+
+
+@pytest.mark.smoke
+def test_base_address_ends_in_v1(settings):
+    path = urlsplit(settings.base_url).path.rstrip("/")
+    expect(
+        "VER-V1-PREFIX",
+        path.rsplit("/", 1)[-1] == "v1",
+        f"the base address must end in the path segment /v1, got path {path or '/'!r}",
+    )
