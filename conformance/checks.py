@@ -8,7 +8,6 @@ failed test at the end of the call, and SHOULD failures into warnings.
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,26 +44,28 @@ class Ledger:
         return [result for result in self.results if result.test_id == test_id]
 
 
-_ledger: contextvars.ContextVar[Ledger] = contextvars.ContextVar("ledger", default=Ledger())
-_current_test: contextvars.ContextVar[str] = contextvars.ContextVar("current_test", default="")
+# The suite runs one test at a time in one process: a module-level ledger is all it needs.
+_ledger = Ledger()
+_current_test = ""
 
 
 def ledger() -> Ledger:
-    return _ledger.get()
+    return _ledger
 
 
 def start_run() -> Ledger:
-    fresh = Ledger()
-    _ledger.set(fresh)
-    return fresh
+    global _ledger
+    _ledger = Ledger()
+    return _ledger
 
 
 def set_current_test(test_id: str) -> None:
-    _current_test.set(test_id)
+    global _current_test
+    _current_test = test_id
 
 
 def current_test() -> str:
-    return _current_test.get()
+    return _current_test
 
 
 def expect(
@@ -74,9 +75,7 @@ def expect(
     if requirement_id not in catalogue():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     passed = bool(condition)
-    ledger().results.append(
-        CheckResult(requirement_id, passed, message, current_test(), exchange)
-    )
+    ledger().results.append(CheckResult(requirement_id, passed, message, current_test(), exchange))
     return passed
 
 
@@ -92,5 +91,7 @@ def describe(result: CheckResult) -> str:
     requirement = catalogue()[result.requirement_id]
     text = f"[{requirement.id}, {requirement.level}] {result.message}"
     if result.exchange is not None:
-        text += f"\n    evidence: {result.exchange.summary()}\n    reproduce: {result.exchange.curl()}"
+        text += (
+            f"\n    evidence: {result.exchange.summary()}\n    reproduce: {result.exchange.curl()}"
+        )
     return text

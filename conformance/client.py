@@ -309,18 +309,23 @@ class ConformanceClient:
         json: Any = UNSET,
         content: bytes | str | None = None,
         retry_on_429: bool = True,
+        pace: bool = True,
     ) -> Exchange:
         """Send one request (retrying 429s up to 4 attempts in all) and return the last exchange.
+
+        `pace=False` keeps this response's `X-RateLimit-Remaining: 0` from holding the next
+        request until the reset: the one way to send the request that proves a 429. A 429's
+        `Retry-After` is always honoured.
 
         `key` names the credential sent as `Authorization: Bearer <key>`; `authorization` instead
         gives the header as a template (`"bearer {main}"`, `"Bearer not-a-key"`); `params` and
         `headers` values may hold the same placeholders.
         """
         prepared = self._prepare(method, path, key, authorization, headers, params, json, content)
-        exchange = self._send_once(prepared)
+        exchange = self._send_once(prepared, pace)
         attempts = 1
         while exchange.status == 429 and retry_on_429 and attempts < MAX_ATTEMPTS:
-            exchange = self._send_once(prepared)
+            exchange = self._send_once(prepared, pace)
             attempts += 1
         return exchange
 
@@ -407,7 +412,7 @@ class ConformanceClient:
 
     # -- sending ----------------------------------------------------------------------------
 
-    def _send_once(self, prepared: _Prepared) -> Exchange:
+    def _send_once(self, prepared: _Prepared, pace: bool = True) -> Exchange:
         """One attempt: budget, pacing, send, record, learn from the response, report."""
         if self.max_requests is not None and self.requests_sent >= self.max_requests:
             raise BudgetExhausted(
@@ -427,7 +432,7 @@ class ConformanceClient:
             raise TargetUnreachable(f"cannot reach {where}: {reason}") from None
         elapsed = time.perf_counter() - started
         exchange = self._record(prepared.label, request, response, started_at, elapsed)
-        self._learn(prepared.label, exchange)
+        self._learn(prepared.label, exchange, pace)
         if self._on_exchange is not None:
             self._on_exchange(exchange)
         return exchange
@@ -447,7 +452,7 @@ class ConformanceClient:
             prepared.method, prepared.url, headers=headers, content=content
         )
 
-    def _learn(self, label: str, exchange: Exchange) -> None:
+    def _learn(self, label: str, exchange: Exchange, pace: bool = True) -> None:
         """Update the label's pacing from what the server said about its limits."""
         date = exchange.header("Date")
         if exchange.status == 429:
@@ -460,7 +465,7 @@ class ConformanceClient:
             date,
             time.time(),
         )
-        self._pacer.on_response(label, wait)
+        self._pacer.on_response(label, wait if pace else None)
 
     # -- recording --------------------------------------------------------------------------
 

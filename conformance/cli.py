@@ -1,0 +1,92 @@
+"""`petstore-conformance`: check a target (or the bundled reference), write the reports, exit
+0 conformant, 1 not conformant, 2 no verdict."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import checks
+from conformance.plugin import HELP
+from conformance.run import NoVerdict, open_run
+from conformance.settings import ENVIRONMENT, PLAN_NAMES, PROFILES, SettingsError, resolve
+
+NO_VERDICT = 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage mistakes get one line and exit status 2, never a page of usage or a traceback."""
+
+    def error(self, message: str):
+        self.exit(NO_VERDICT, f"{self.prog}: {message} (see --help)\n")
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
+        prog="petstore-conformance",
+        description="Check a Pet Store API v1 implementation against interface 1.0.0. Without "
+        "--base-url it starts the bundled reference and certifies that. Options after `--` go "
+        "to pytest. Every option also reads its environment variable.",
+    )
+    for name, text in HELP.items():
+        flag = "--" + name.replace("_", "-")
+        help_text = f"{text} [env {ENVIRONMENT[name]}]"
+        if name == "strict":
+            parser.add_argument(flag, action="store_true", default=None, help=help_text)
+        elif name == "plan":
+            parser.add_argument(flag, choices=PLAN_NAMES, help=help_text)
+        elif name == "profile":
+            parser.add_argument(flag, choices=PROFILES, help=help_text)
+        else:
+            parser.add_argument(flag, help=help_text, metavar=name.split("_")[-1].upper())
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return parser
+
+
+def pytest_arguments(arguments: argparse.Namespace, report_dir: Path) -> list[str]:
+    extra = [arg for arg in arguments.pytest_args if arg != "--"]
+    return [
+        "--pyargs",
+        "conformance.suite",
+        "-p",
+        "no:cacheprovider",
+        "--tb=short",
+        "--html",
+        str(report_dir / "report.html"),
+        "--self-contained-html",
+        "--junitxml",
+        str(report_dir / "junit.xml"),
+        "--report-dir",
+        str(report_dir),
+        "--profile",
+        arguments.profile or "full",
+        *extra,
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = build_parser().parse_args(argv)
+    try:
+        options = resolve({name: getattr(arguments, name) for name in HELP})
+        checks.start_run()
+        checks.set_current_test("preflight")
+        run = open_run(options)
+    except (SettingsError, NoVerdict) as error:
+        print(f"petstore-conformance: {error}", file=sys.stderr)
+        return NO_VERDICT
+    for warning in run.warnings:
+        print(f"petstore-conformance: warning: {warning}", file=sys.stderr)
+    try:
+        status = pytest.main(pytest_arguments(arguments, run.settings.report_dir), plugins=[run])
+    except KeyboardInterrupt:
+        status = NO_VERDICT
+    finally:
+        run.close()
+    return int(status) if int(status) in (0, 1) else NO_VERDICT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""The pytest plugin: options, fixtures, the requirement ledger around each test, the reports.
+
+Loaded through the `pytest11` entry point in every pytest session where the package is
+installed, so it stays inert until a test of `conformance.suite` asks for the `run` fixture.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from conformance import checks
+from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
+from conformance.reports import html, statement
+from conformance.run import NoVerdict, Run, open_run
+from conformance.settings import (
+    ENVIRONMENT,
+    PLAN_NAMES,
+    PROFILES,
+    Settings,
+    SettingsError,
+    from_environment,
+    resolve,
+)
+from conformance.verdict import Verdict, decide
+
+SUITE_PACKAGE = "conformance.suite"
+HELP = {
+    "base_url": "base address of the target, ending in /v1 (default: start the bundled reference)",
+    "api_key": "the API key the suite uses (bearer token)",
+    "spare_api_key": "a second key of the same plan, exhausted to prove 429 and the reset",
+    "plan": f"the keys' plan: {', '.join(PLAN_NAMES)}",
+    "requests_per_minute": "per-minute figure of an enterprise plan",
+    "requests_per_day": "per-day figure of an enterprise plan",
+    "profile": f"{' or '.join(PROFILES)}: smoke is read-only and spends at most 30 requests",
+    "max_requests": "request budget of the run (default: what the profile needs)",
+    "seed": "seed of the generated tests (same seed, same requests)",
+    "report_dir": "write report.html, junit.xml and conformance.json into this folder",
+    "strict": "count SHOULD failures as failures",
+}
+
+
+class SuiteWarning(UserWarning):
+    """A SHOULD requirement did not hold: reported, but it does not fail the verdict."""
+
+
+@dataclass
+class State:
+    run: Run | None = None
+    ledger: checks.Ledger = field(default_factory=checks.ledger)
+    stopped: str | None = None  # why the remaining tests are skipped
+    broken_tests: list[str] = field(default_factory=list)
+    verdict: Verdict | None = None
+
+
+STATE = pytest.StashKey[State]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("petstore-conformance", "Pet Store conformance suite")
+    for name, text in HELP.items():
+        flag = "--" + name.replace("_", "-")
+        help_text = f"{text} [env {ENVIRONMENT[name]}]"
+        if name == "strict":
+            group.addoption(
+                "--petstore-strict",
+                dest="petstore_strict",
+                action="store_true",
+                default=None,
+                help=help_text,
+            )
+        else:
+            group.addoption(flag, dest="petstore_" + name, default=None, help=help_text)
+
+
+def options_from(config: pytest.Config) -> dict:
+    return resolve({name: config.getoption("petstore_" + name) for name in HELP})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "smoke: also runs in the read-only smoke profile")
+    config.addinivalue_line("markers", "exhausts: spends a key's quota; runs last, never in smoke")
+    # The command's preflight already recorded checks in the current ledger: keep them.
+    config.stash[STATE] = State(
+        ledger=checks.ledger() if provided_run(config) else checks.start_run()
+    )
+    report_dir = config.getoption("petstore_report_dir")
+    # Under plain pytest, --report-dir asks for all three reports, like the command writes.
+    if report_dir and not getattr(config.option, "htmlpath", None):
+        config.option.htmlpath = str(Path(report_dir) / "report.html")
+        config.option.self_contained_html = True
+    if report_dir and not config.option.xmlpath:
+        config.option.xmlpath = str(Path(report_dir) / "junit.xml")
+
+
+def is_suite_item(item: pytest.Item) -> bool:
+    module = getattr(item, "module", None)
+    return module is not None and module.__name__.startswith(SUITE_PACKAGE + ".")
+
+
+def test_id(item: pytest.Item) -> str:
+    return f"{item.module.__name__.rsplit('.', 1)[-1]}::{item.name}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    suite = [item for item in items if is_suite_item(item)]
+    if not suite:
+        return
+    profile = config.getoption("petstore_profile") or from_environment("profile") or "full"
+    if profile == "smoke":
+        skip = pytest.mark.skip(reason="not part of the read-only smoke profile")
+        for item in suite:
+            if item.get_closest_marker("smoke") is None:
+                item.add_marker(skip)
+    # Exhausting a key comes last, so nothing else runs on a key that has just been limited.
+    items.sort(key=lambda item: item.get_closest_marker("exhausts") is not None)
+
+
+@pytest.fixture(scope="session")
+def run(request: pytest.FixtureRequest) -> Run:
+    """The run under way: built by the command, or here from the options on first use."""
+    state = request.config.stash[STATE]
+    if state.run is None:
+        state.run = provided_run(request.config) or open_or_exit(request.config)
+    return state.run
+
+
+def provided_run(config: pytest.Config) -> Run | None:
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, Run):
+            return plugin
+    return None
+
+
+def open_or_exit(config: pytest.Config) -> Run:
+    checks.set_current_test("preflight")
+    try:
+        return open_run(options_from(config))
+    except (NoVerdict, SettingsError) as error:
+        config.stash[STATE].stopped = str(error)
+        pytest.exit(f"petstore-conformance: {error}", returncode=2)
+
+
+@pytest.fixture(scope="session")
+def settings(run: Run) -> Settings:
+    return run.settings
+
+
+@pytest.fixture(scope="session")
+def client(run: Run):
+    return run.client
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not is_suite_item(item):
+        return
+    checks.set_current_test(test_id(item))
+    stopped = item.config.stash[STATE].stopped
+    if stopped:
+        pytest.skip(f"not run: {stopped}")
+
+
+def blocking(results: list[checks.CheckResult], strict: bool) -> list[checks.CheckResult]:
+    from conformance.spec import catalogue
+
+    return [
+        r
+        for r in results
+        if not r.passed and (strict or catalogue()[r.requirement_id].level == "MUST")
+    ]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Run the test, then fail it if it recorded a MUST failure (or, strict, a SHOULD one)."""
+    if not is_suite_item(item):
+        return (yield)
+    state = item.config.stash[STATE]
+    this_test = test_id(item)
+    checks.set_current_test(this_test)
+    try:
+        yield
+    except checks.RequirementFailed:
+        pass  # raised by require(); re-raised below with every failure of the test
+    except (BudgetExhausted, TargetThrottled, TargetUnreachable) as error:
+        state.stopped = stop_reason(error)
+        pytest.skip(f"not run: {state.stopped}")
+    except (pytest.skip.Exception, pytest.fail.Exception):
+        raise
+    except Exception:
+        state.broken_tests.append(this_test)
+        raise
+    strict = state.run.settings.strict if state.run else False
+    results = state.ledger.for_test(this_test)
+    failures = blocking(results, strict)
+    for result in results:
+        if not result.passed and result not in failures:
+            warnings.warn(SuiteWarning(checks.describe(result)), stacklevel=1)
+    if failures:
+        raise checks.RequirementFailed(failures)
+    return None
+
+
+def stop_reason(error: Exception) -> str:
+    if isinstance(error, BudgetExhausted):
+        return f"the request budget is spent ({error}); raise --max-requests"
+    return str(error)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if not is_suite_item(item) or call.when != "call":
+        return report
+    results = item.config.stash[STATE].ledger.for_test(test_id(item))
+    report.requirement_ids = sorted({result.requirement_id for result in results})
+    item.user_properties.append(("requirements", " ".join(report.requirement_ids)))
+    failures = [result for result in results if not result.passed]
+    if failures:
+        from pytest_html import extras
+
+        report.extras = [*getattr(report, "extras", []), extras.html(html.evidence_html(failures))]
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash[STATE]
+    if state.run is None:
+        return
+    run = state.run
+    reason = state.stopped
+    if state.broken_tests:
+        reason = f"tests could not complete: {', '.join(state.broken_tests)}"
+    state.verdict = decide(
+        state.ledger.results,
+        strict=run.settings.strict,
+        profile=run.settings.profile,
+        no_verdict_reason=reason,
+        untested_reason=untested_reason(run),
+        unavailable=unavailable(run.settings),
+    )
+    statement.write(run.settings.report_dir / "conformance.json", run, state.verdict)
+    session.exitstatus = state.verdict.exit_status
+
+
+def unavailable(settings: Settings) -> dict[str, str]:
+    """Requirements this run cannot check with what it was given."""
+    reasons = {}
+    if not settings.spare_api_key:
+        reasons["LIM-PER-KEY"] = "needs a second key of the plan (--spare-api-key)"
+    if None in settings.plan_limits:
+        reasons["LIM-LIMIT-PLAN"] = (
+            "the enterprise figures were not given (--requests-per-minute, --requests-per-day)"
+        )
+    return reasons
+
+
+def untested_reason(run: Run) -> str:
+    if run.settings.profile == "smoke":
+        return "not checked by the read-only smoke profile"
+    return "no test of this run checked it"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None and state.run is not None and not provided_run(config):
+        state.run.close()
+
+
+def pytest_html_report_title(report) -> None:
+    report.title = "Pet Store conformance report"
+
+
+def pytest_html_results_summary(prefix, summary, postfix, session) -> None:
+    state = session.config.stash[STATE]
+    if state.verdict is not None:
+        prefix.append(html.summary_html(state.run, state.verdict))
+
+
+def pytest_html_results_table_header(cells) -> None:
+    cells.insert(2, "<th>Requirements</th>")
+
+
+def pytest_html_results_table_row(report, cells) -> None:
+    ids = getattr(report, "requirement_ids", [])
+    cells.insert(2, f"<td>{' '.join(ids)}</td>")
+
+
+def pytest_metadata(metadata: dict) -> None:
+    # The environment table of the HTML report must not carry anything that may be a secret.
+    for name in [n for n in metadata if any(w in n.upper() for w in ("KEY", "TOKEN", "SECRET"))]:
+        del metadata[name]
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    state = config.stash[STATE]
+    if state.verdict is None:
+        return
+    run, verdict = state.run, state.verdict
+    per_key = ", ".join(f"{k}: {n}" for k, n in run.client.requests_per_key().items())
+    terminalreporter.write_sep("=", f"petstore-conformance: {verdict.verdict}")
+    if verdict.reason:
+        terminalreporter.write_line(f"reason: {verdict.reason}")
+    for warning in run.warnings:
+        terminalreporter.write_line(f"warning: {warning}")
+    terminalreporter.write_line(
+        f"target {run.settings.base_url}, plan {run.settings.plan}, profile "
+        f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key})"
+    )
+    terminalreporter.write_line(f"statement: {run.settings.report_dir / 'conformance.json'}")

@@ -1,0 +1,92 @@
+"""`conformance.json`: the machine-readable conformance statement of one run."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conformance import __version__, spec
+from conformance.verdict import RequirementOutcome, Verdict
+
+if TYPE_CHECKING:
+    from conformance.run import Run
+
+MAX_EVIDENCE = 3
+
+
+def iso(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
+
+
+def evidence(outcome: RequirementOutcome) -> list[dict]:
+    return [
+        {
+            "test": failure.test_id,
+            "message": failure.message,
+            "exchange": failure.exchange.to_dict() if failure.exchange else None,
+            "curl": failure.exchange.curl() if failure.exchange else None,
+        }
+        for failure in outcome.failures[:MAX_EVIDENCE]
+    ]
+
+
+def requirement_entry(outcome: RequirementOutcome) -> dict:
+    requirement = outcome.requirement
+    entry = {
+        "id": requirement.id,
+        "level": requirement.level,
+        "section": requirement.section,
+        "statement": requirement.statement,
+        "outcome": outcome.outcome,
+        "checks": outcome.checks,
+        "failed_checks": len(outcome.failures),
+        "tests": outcome.tests,
+        "evidence": evidence(outcome),
+    }
+    if outcome.reason:
+        entry["reason"] = outcome.reason
+    return entry
+
+
+def statement(run: Run, verdict: Verdict, finished_at: float) -> dict:
+    settings = run.settings
+    return {
+        "suite": "petstore-conformance",
+        "suite_version": __version__,
+        "spec_version": spec.spec_version(),
+        "spec_sha256": spec.openapi_sha256(),
+        "target": settings.base_url,
+        "bundled_reference": run.reference is not None,
+        "plan": settings.plan,
+        "plan_limits": {
+            "requests_per_minute": settings.plan_limits[0],
+            "requests_per_day": settings.plan_limits[1],
+        },
+        "profile": settings.profile,
+        "strict": settings.strict,
+        "seed": settings.seed,
+        "run_id": settings.run_id,
+        "time": iso(run.started_at),
+        "finished": iso(finished_at),
+        "verdict": verdict.verdict,
+        "exit_status": verdict.exit_status,
+        "reason": verdict.reason,
+        "warnings": run.warnings,
+        "requests": {
+            "total": run.client.requests_sent,
+            "budget": settings.budget,
+            "per_key": run.client.requests_per_key(),
+        },
+        "created_categories": run.created_categories,
+        "requirements": [requirement_entry(outcome) for outcome in verdict.outcomes],
+        "failed_requirements": verdict.failed_requirements,
+        "warned_requirements": verdict.warned_requirements,
+    }
+
+
+def write(path: Path, run: Run, verdict: Verdict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = statement(run, verdict, time.time())
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

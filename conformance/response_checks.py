@@ -1,0 +1,208 @@
+"""Checks that hold for every response the suite sees, whatever test sent the request.
+
+The plugin runs `observe` on each exchange as the client records it, so a rule such as "every
+response carries the rate-limit headers" is checked on 200s, 400s, 401s and 429s alike, and a
+failure lands on the test that provoked the response.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+from typing import Any
+
+from conformance.checks import expect
+from conformance.client import Exchange
+from conformance.settings import Settings
+
+RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+MINUTE, DAY = 60, 86_400
+# Date has one-second resolution and Reset is rounded to whole seconds: one second either way.
+CLOCK_TOLERANCE = 1.0
+_INTEGER = re.compile(r"^\s*\d+\s*$")
+_BEARER_CHALLENGE = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
+
+
+def observe(exchange: Exchange, settings: Settings) -> None:
+    expect(
+        "GEN-NO-SERVER-ERROR",
+        exchange.status < 500,
+        f"{exchange.method} {exchange.url} must not be answered with a 5xx, got {exchange.status}",
+        exchange,
+    )
+    check_rate_limit_headers(exchange, settings)
+    if exchange.status in (400, 401):
+        check_error_body(exchange)
+    if exchange.status == 401:
+        check_www_authenticate(exchange)
+    if exchange.status == 429:
+        check_retry_after(exchange)
+        expect(
+            "ERR-429-BODY",
+            error_object_problem(exchange) is None,
+            f"a 429 should carry an Error object: {error_object_problem(exchange)}",
+            exchange,
+        )
+
+
+def rate_limit_values(exchange: Exchange) -> dict[str, int] | None:
+    """The three headers as integers, or None where any is missing or not an integer."""
+    values = {}
+    for name in RATE_LIMIT_HEADERS:
+        text = exchange.header(name)
+        if text is None or not _INTEGER.match(text):
+            return None
+        values[name] = int(text)
+    return values
+
+
+def check_rate_limit_headers(exchange: Exchange, settings: Settings) -> None:
+    missing = [name for name in RATE_LIMIT_HEADERS if exchange.header(name) is None]
+    if not expect(
+        "LIM-HEADERS-PRESENT",
+        not missing,
+        f"every response must carry the rate-limit headers; a {exchange.status} lacks "
+        + ", ".join(missing),
+        exchange,
+    ):
+        return
+    values = rate_limit_values(exchange)
+    shown = ", ".join(f"{name}: {exchange.header(name)!r}" for name in RATE_LIMIT_HEADERS)
+    if not expect(
+        "LIM-HEADERS-VALID",
+        values is not None and values["X-RateLimit-Remaining"] <= values["X-RateLimit-Limit"],
+        f"rate-limit headers must be non-negative integers with Remaining <= Limit; got {shown}",
+        exchange,
+    ):
+        return
+    check_limit_matches_plan(exchange, values["X-RateLimit-Limit"], settings)
+    check_reset_time(exchange, values, settings)
+
+
+def check_limit_matches_plan(exchange: Exchange, limit: int, settings: Settings) -> None:
+    # Unauthenticated callers are limited by rules of the server's own, not by a plan.
+    if exchange.key_label not in settings.keys:
+        return
+    if None in settings.plan_limits:
+        return  # an enterprise plan whose figures were not given
+    figures = list(settings.plan_limits)
+    expect(
+        "LIM-LIMIT-PLAN",
+        limit in figures,
+        f"X-RateLimit-Limit must be the {settings.plan} plan's per-minute or per-day figure "
+        f"({' or '.join(map(str, figures))}); got {limit}",
+        exchange,
+    )
+
+
+def server_time(exchange: Exchange) -> tuple[float, float]:
+    """The server's clock for this response (its Date header) and how far to trust it."""
+    date = exchange.header("Date")
+    if date:
+        try:
+            return email.utils.parsedate_to_datetime(date).timestamp(), CLOCK_TOLERANCE
+        except (TypeError, ValueError):
+            pass
+    # No usable Date: judge against our clock, allowing for the clocks to differ.
+    return exchange.started_at + exchange.elapsed, 30.0
+
+
+def window_seconds(limit: int, settings: Settings) -> int:
+    """The longest window the reported limit can belong to: a minute only for the minute figure."""
+    per_minute, _ = settings.plan_limits
+    return MINUTE if limit == per_minute else DAY
+
+
+def check_reset_time(exchange: Exchange, values: dict[str, int], settings: Settings) -> None:
+    reset = values["X-RateLimit-Reset"]
+    now, tolerance = server_time(exchange)
+    window = window_seconds(values["X-RateLimit-Limit"], settings)
+    if reset > now * 100:
+        problem = f"{reset} looks like milliseconds, not a Unix time in seconds"
+    elif reset < now - tolerance:
+        problem = (
+            f"{reset} is {now - reset:.0f} s before the response's Date: in the past or a delay"
+        )
+    elif reset > now + window + tolerance:
+        problem = f"{reset} is {reset - now:.0f} s ahead, beyond a {window} s window"
+    else:
+        problem = None
+    expect(
+        "LIM-RESET-UNIX-TIME",
+        problem is None,
+        f"X-RateLimit-Reset must be the Unix time (s) the window resets: {problem}",
+        exchange,
+    )
+
+
+def error_object_problem(exchange: Exchange) -> str | None:
+    """What keeps the body from being an Error object, or None when it is one."""
+    try:
+        body: Any = exchange.json()
+    except ValueError:
+        return f"the body is not JSON: {exchange.response_body[:80]!r}"
+    if not isinstance(body, dict):
+        return f"the body is a JSON {type(body).__name__}, not an object"
+    for name, kind in (("code", str), ("message", str), ("status", int)):
+        value = body.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"`{name}` must be a {kind.__name__}, got {value!r}"
+    return None
+
+
+def check_error_body(exchange: Exchange) -> None:
+    expect(
+        "ERR-MEDIA-TYPE",
+        exchange.media_type() == "application/json",
+        f"a {exchange.status} Error response must be application/json, "
+        f"got {exchange.header('Content-Type')!r}",
+        exchange,
+    )
+    problem = error_object_problem(exchange)
+    if not expect(
+        "ERR-SCHEMA",
+        problem is None,
+        f"a {exchange.status} must carry an Error object: {problem}",
+        exchange,
+    ):
+        return
+    status = exchange.json()["status"]
+    expect(
+        "ERR-STATUS-MATCH",
+        status == exchange.status,
+        f"Error.status must equal the HTTP status {exchange.status}, got {status}",
+        exchange,
+    )
+
+
+def check_www_authenticate(exchange: Exchange) -> None:
+    challenge = exchange.header("WWW-Authenticate") or ""
+    expect(
+        "AUTH-WWW-AUTHENTICATE",
+        _BEARER_CHALLENGE.search(challenge) is not None,
+        f"a 401 must carry WWW-Authenticate with a Bearer challenge, got {challenge!r}",
+        exchange,
+    )
+
+
+def retry_after_seconds(exchange: Exchange) -> float | None:
+    """Retry-After as seconds from the response (delay-seconds or HTTP-date), None if unusable."""
+    text = (exchange.header("Retry-After") or "").strip()
+    if _INTEGER.match(text):
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    now, _ = server_time(exchange)
+    return max(0.0, when - now)
+
+
+def check_retry_after(exchange: Exchange) -> None:
+    expect(
+        "LIM-RETRY-AFTER",
+        retry_after_seconds(exchange) is not None,
+        "a 429 must carry Retry-After as delay-seconds or an HTTP-date, got "
+        f"{exchange.header('Retry-After')!r}",
+        exchange,
+    )

@@ -1,0 +1,155 @@
+"""One run of the checker: its settings, its client, the reference it started, what it created.
+
+Both entry points build a Run: `petstore-conformance` before it hands over to pytest (so a bad
+target is refused before any test runs), plain `pytest --pyargs conformance.suite` lazily from
+the plugin's options. Opening a run is where input is checked: the URL, that the target answers
+like a Pet Store API, and that the keys work.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import response_checks
+from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
+from conformance.settings import Settings, SettingsError
+
+# The bundled reference's minute when the checker starts it for the demo: long enough for
+# whole-second Reset and Retry-After values to mean something, short enough to wait out.
+DEMO_MINUTE_SECONDS = 3.0
+
+
+class NoVerdict(Exception):
+    """The run cannot decide: bad usage, unreachable target, keys refused. One line for the user."""
+
+
+@dataclass(eq=False)  # identity matters: pytest keeps plugins in sets
+class Run:
+    settings: Settings
+    client: ConformanceClient
+    reference: Any = None  # the bundled reference this run started, if any
+    warnings: list[str] = field(default_factory=list)
+    created_categories: list[dict] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    no_verdict_reason: str | None = None
+    _names: int = 0
+
+    def unique_name(self, label: str = "") -> str:
+        """A category name carrying the run's prefix, so operators can find what we created."""
+        self._names += 1
+        return f"{self.settings.name_prefix}{self._names}{'-' + label if label else ''}"
+
+    def remember_category(self, category: dict) -> None:
+        self.created_categories.append(
+            {key: category.get(key) for key in ("id", "name") if key in category}
+        )
+
+    def close(self) -> None:
+        self.client.close()
+        if self.reference is not None:
+            self.reference.stop()
+            self.reference = None
+
+
+def start_bundled_reference(minute_seconds: float = DEMO_MINUTE_SECONDS) -> tuple[Any, dict]:
+    """Start the reference on a free loopback port with two fresh free-plan keys."""
+    from conformance.reference.serve import start_in_thread
+
+    keys = {"main": secrets.token_urlsafe(24), "spare": secrets.token_urlsafe(24)}
+    reference = start_in_thread(
+        keys=[f"{keys['main']}:free", f"{keys['spare']}:free"], minute_seconds=minute_seconds
+    )
+    return reference, keys
+
+
+def open_run(options: dict[str, Any]) -> Run:
+    """Build the settings from `options` (None where not given), start the reference if no base
+    URL was given, and check the target. Raises NoVerdict or SettingsError."""
+    reference = None
+    options = dict(options)
+    if not options.get("base_url"):
+        reference, keys = start_bundled_reference()
+        options.update(
+            base_url=reference.base_url,
+            api_key=keys["main"],
+            spare_api_key=keys["spare"],
+            plan="free",
+            requests_per_minute=None,
+            requests_per_day=None,
+        )
+    try:
+        settings = Settings(**{name: value for name, value in options.items() if value is not None})
+        run = Run(settings=settings, client=make_client(settings), reference=reference)
+        run.warnings.extend(check_url(settings.base_url))
+        preflight(run)
+    except BaseException:
+        if reference is not None:
+            reference.stop()
+        raise
+    return run
+
+
+def make_client(settings: Settings) -> ConformanceClient:
+    import random
+
+    return ConformanceClient(
+        settings.base_url,
+        settings.keys,
+        max_requests=settings.budget,
+        rng=random.Random(settings.seed),
+        on_exchange=lambda exchange: response_checks.observe(exchange, settings),
+    )
+
+
+def check_url(base_url: str) -> list[str]:
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(f"--base-url must be an http:// or https:// URL, not {base_url!r}")
+    if not parts.path.rstrip("/").endswith("/v1"):
+        return [
+            f"the base URL {base_url} does not end in /v1, as the interface's base addresses do"
+        ]
+    return []
+
+
+def preflight(run: Run) -> None:
+    """Refuse to start when the target cannot be certified at all, with one clear line."""
+    for label in run.settings.keys:
+        exchange = first_contact(run.client, label)
+        explain_refusal(exchange, label, run.settings.base_url)
+
+
+def first_contact(client: ConformanceClient, label: str) -> Exchange:
+    try:
+        return client.get("/categories", key=label)
+    except TargetUnreachable as error:
+        raise NoVerdict(str(error)) from None
+    except TargetThrottled as error:
+        raise NoVerdict(f"the {label} API key is rate-limited for too long: {error}") from None
+
+
+def explain_refusal(exchange: Exchange, label: str, base_url: str) -> None:
+    variable = "PETSTORE_API_KEY" if label == "main" else "PETSTORE_SPARE_API_KEY"
+    if exchange.status == 401:
+        raise NoVerdict(f"the {label} API key was refused (401) by {base_url}: check {variable}")
+    if exchange.status == 403:
+        raise NoVerdict(f"the {label} API key is not allowed (403) by {base_url}: check {variable}")
+    if exchange.status in (404, 405):
+        raise NoVerdict(
+            f"{base_url} answered {exchange.status} to GET /categories: is the base URL right "
+            "(the address the interface's paths start from, ending in /v1)?"
+        )
+    if exchange.status == 429:
+        raise NoVerdict(f"the {label} API key stays rate-limited (429): try again later")
+    if exchange.status < 500:
+        try:
+            exchange.json()
+        except ValueError:
+            raise NoVerdict(
+                f"{base_url} does not answer like a Pet Store API: GET /categories gave a "
+                f"{exchange.status} that is not JSON ({exchange.header('Content-Type')})"
+            ) from None

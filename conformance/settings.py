@@ -1,0 +1,141 @@
+"""What one run of the checker is told: the target, the keys, the plan, the profile, the budget."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Requests per minute and per day of each published plan (interface document, Limits).
+PLANS: dict[str, tuple[int, int]] = {
+    "free": (60, 1_000),
+    "pro": (300, 10_000),
+    "business": (1_000, 100_000),
+}
+PLAN_NAMES = (*PLANS, "enterprise")
+PROFILES = ("full", "smoke")
+
+# Every option reads an environment variable: CI systems hand secrets over as variables.
+ENVIRONMENT = {
+    "base_url": "PETSTORE_BASE_URL",
+    "api_key": "PETSTORE_API_KEY",
+    "spare_api_key": "PETSTORE_SPARE_API_KEY",
+    "plan": "PETSTORE_PLAN",
+    "requests_per_minute": "PETSTORE_REQUESTS_PER_MINUTE",
+    "requests_per_day": "PETSTORE_REQUESTS_PER_DAY",
+    "profile": "PETSTORE_PROFILE",
+    "max_requests": "PETSTORE_MAX_REQUESTS",
+    "seed": "PETSTORE_SEED",
+    "report_dir": "PETSTORE_REPORT_DIR",
+    "strict": "PETSTORE_STRICT",
+}
+
+SMOKE_BUDGET = 30
+
+
+class SettingsError(ValueError):
+    """An option is missing or malformed; the message is one line for the user."""
+
+
+def from_environment(name: str) -> str | None:
+    value = os.environ.get(ENVIRONMENT[name], "").strip()
+    return value or None
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+@dataclass(frozen=True)
+class Settings:
+    base_url: str
+    api_key: str = field(repr=False)
+    spare_api_key: str | None = field(default=None, repr=False)
+    plan: str = "free"
+    requests_per_minute: int | None = None
+    requests_per_day: int | None = None
+    profile: str = "full"
+    max_requests: int | None = None
+    seed: int = 0
+    report_dir: Path = Path("reports")
+    strict: bool = False
+    run_id: str = field(default_factory=new_run_id)
+
+    def __post_init__(self) -> None:
+        if self.plan not in PLAN_NAMES:
+            raise SettingsError(f"unknown plan {self.plan!r}: use one of {', '.join(PLAN_NAMES)}")
+        if self.profile not in PROFILES:
+            raise SettingsError(f"unknown profile {self.profile!r}: use full or smoke")
+        for name in ("requests_per_minute", "requests_per_day", "max_requests"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise SettingsError(f"--{name.replace('_', '-')} must be a positive whole number")
+        if not self.api_key:
+            raise SettingsError("no API key: pass --api-key or set PETSTORE_API_KEY")
+
+    @property
+    def plan_limits(self) -> tuple[int | None, int | None]:
+        """(per minute, per day) of the plan; None where an enterprise figure is not given."""
+        if self.plan in PLANS:
+            return PLANS[self.plan]
+        return self.requests_per_minute, self.requests_per_day
+
+    @property
+    def keys(self) -> dict[str, str]:
+        keys = {"main": self.api_key}
+        if self.spare_api_key:
+            keys["spare"] = self.spare_api_key
+        return keys
+
+    @property
+    def exhaustion_key(self) -> str:
+        """The key the suite exhausts to prove 429 and reset: the spare, else the main key, last."""
+        return "spare" if self.spare_api_key else "main"
+
+    @property
+    def name_prefix(self) -> str:
+        """Categories the run creates carry this prefix, so operators can find and remove them."""
+        return f"psc-{self.run_id}-"
+
+    @property
+    def budget(self) -> int:
+        """The request budget: the given one, or what the profile needs on this plan."""
+        if self.max_requests is not None:
+            return self.max_requests
+        if self.profile == "smoke":
+            return SMOKE_BUDGET
+        per_minute = self.plan_limits[0] or 60
+        return 400 + min(per_minute, 1_000) + 10
+
+
+def parse_int(name: str, text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        flag = "--" + name.replace("_", "-")
+        raise SettingsError(f"{flag} takes a whole number, not {text!r}") from None
+
+
+def parse_bool(text: str | None) -> bool:
+    return (text or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def resolve(given: dict[str, str | bool | None]) -> dict:
+    """Each option as given, else from its environment variable, parsed; None where absent."""
+    options: dict = {}
+    for name in ENVIRONMENT:
+        value = given.get(name)
+        if value is None:
+            value = from_environment(name)
+        if name in ("requests_per_minute", "requests_per_day", "max_requests", "seed"):
+            value = parse_int(name, value)
+        elif name == "strict":
+            value = value if isinstance(value, bool) else parse_bool(value)
+        elif name == "report_dir" and value is not None:
+            value = Path(value)
+        options[name] = value
+    return options

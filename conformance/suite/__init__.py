@@ -1,0 +1,1 @@
+"""The conformance suite: one test module per area of the interface."""

@@ -1,0 +1,103 @@
+"""From the checks of a run to one outcome per requirement, a verdict and an exit status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from conformance.checks import CheckResult
+from conformance.spec import Requirement, catalogue
+
+CONFORMANT = "conformant"
+NOT_CONFORMANT = "not conformant"
+NO_VERDICT = "no verdict"
+EXIT_STATUS = {CONFORMANT: 0, NOT_CONFORMANT: 1, NO_VERDICT: 2}
+
+
+@dataclass
+class RequirementOutcome:
+    requirement: Requirement
+    outcome: str  # passed / failed / warned / not-tested
+    checks: int = 0
+    failures: list[CheckResult] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    reason: str | None = None  # why it was not tested
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    outcomes: list[RequirementOutcome]
+    reason: str | None = None  # why there is no verdict, or what decided it
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.verdict]
+
+    @property
+    def failed_requirements(self) -> list[str]:
+        return [o.requirement.id for o in self.outcomes if o.outcome == "failed"]
+
+    @property
+    def warned_requirements(self) -> list[str]:
+        return [o.requirement.id for o in self.outcomes if o.outcome == "warned"]
+
+
+def outcome_of(
+    requirement: Requirement, results: list[CheckResult], strict: bool, untested_reason: str
+) -> RequirementOutcome:
+    failures = [result for result in results if not result.passed]
+    tests = sorted({result.test_id for result in results})
+    if failures:
+        failed = requirement.level == "MUST" or strict
+        outcome = "failed" if failed else "warned"
+    elif results:
+        outcome = "passed"
+    else:
+        outcome = "not-tested"
+    reason = None
+    if outcome == "not-tested":
+        reason = requirement.not_testable or untested_reason
+    return RequirementOutcome(requirement, outcome, len(results), failures, tests, reason)
+
+
+def decide(
+    results: list[CheckResult],
+    *,
+    strict: bool = False,
+    profile: str = "full",
+    no_verdict_reason: str | None = None,
+    untested_reason: str = "no test of this run checked it",
+    unavailable: dict[str, str] | None = None,
+) -> Verdict:
+    """MUST failures decide "not conformant" even when the run was cut short; otherwise a full
+    run that could not check every testable MUST requirement has no verdict. `unavailable`
+    names requirements this run's inputs cannot check (no spare key, say), and why."""
+    unavailable = unavailable or {}
+    by_id: dict[str, list[CheckResult]] = {id_: [] for id_ in catalogue()}
+    for result in results:
+        by_id[result.requirement_id].append(result)
+    outcomes = [
+        outcome_of(
+            requirement,
+            by_id[requirement.id],
+            strict,
+            unavailable.get(requirement.id, untested_reason),
+        )
+        for requirement in catalogue().values()
+    ]
+    failed = [o.requirement.id for o in outcomes if o.outcome == "failed"]
+    if failed:
+        return Verdict(NOT_CONFORMANT, outcomes, f"failed: {', '.join(failed)}")
+    if no_verdict_reason:
+        return Verdict(NO_VERDICT, outcomes, no_verdict_reason)
+    unchecked = [
+        o.requirement.id
+        for o in outcomes
+        if o.outcome == "not-tested"
+        and o.requirement.level == "MUST"
+        and not o.requirement.not_testable
+        and o.requirement.id not in unavailable
+    ]
+    if profile == "full" and unchecked:
+        return Verdict(NO_VERDICT, outcomes, f"not checked: {', '.join(unchecked)}")
+    return Verdict(CONFORMANT, outcomes)
