@@ -1,0 +1,45 @@
+"""Categories of the reference: create, list, exact echo, persistence across a restart."""
+
+from __future__ import annotations
+
+import httpx
+
+KEY = "categories-key"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+
+
+def test_create_then_list_echoes_exactly(reference_server):
+    server = reference_server([f"{KEY}:pro"])
+    sent = [
+        {"name": "Hunde 🐕", "description": "Treue Begleiter — «loyal»"},
+        {"name": "猫"},
+        {"name": "rabbit\u0000\u200d", "description": ""},
+    ]
+    with httpx.Client(base_url=server.base_url, timeout=10) as client:
+        assert client.get("/categories", headers=AUTH).json() == []
+        created = []
+        for body in sent:
+            response = client.post("/categories", json=body, headers=AUTH)
+            assert response.status_code == 201, response.text
+            assert response.headers["content-type"].startswith("application/json")
+            category = response.json()
+            assert isinstance(category["id"], int)
+            assert {k: v for k, v in category.items() if k != "id"} == body
+            created.append(category)
+        assert len({category["id"] for category in created}) == len(created)
+        listed = client.get("/categories", headers=AUTH)
+        assert listed.status_code == 200
+        assert listed.json() == sorted(created, key=lambda category: category["id"])
+
+
+def test_restart_with_the_same_database_keeps_categories(reference_server, tmp_path):
+    database = tmp_path / "petstore.sqlite3"
+    first = reference_server([f"{KEY}:pro"], database=database)
+    with httpx.Client(base_url=first.base_url, timeout=10) as client:
+        created = client.post("/categories", json={"name": "kept 🐢"}, headers=AUTH).json()
+    first.stop()
+    second = reference_server([f"{KEY}:pro"], database=database)
+    with httpx.Client(base_url=second.base_url, timeout=10) as client:
+        assert client.get("/categories", headers=AUTH).json() == [created]
+        again = client.post("/categories", json={"name": "next"}, headers=AUTH).json()
+    assert again["id"] != created["id"]
