@@ -80,8 +80,9 @@ def check_rate_limit_headers(exchange: Exchange, settings: Settings) -> None:
 
 
 def check_limit_matches_plan(exchange: Exchange, limit: int, settings: Settings) -> None:
-    # Unauthenticated callers are limited by rules of the server's own, not by a plan.
-    if exchange.key_label not in settings.keys:
+    # A caller the server did not authenticate (a 401: no key, or a key sent the wrong way) is
+    # limited by rules of the server's own, not by the key's plan.
+    if exchange.key_label not in settings.keys or exchange.status == 401:
         return
     if None in settings.plan_limits:
         return  # an enterprise plan whose figures were not given

@@ -46,6 +46,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit this; uvicorn leaves Nagle on for sockets it is handed,
+        # and small responses then wait ~40 ms for the client's delayed ACK.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(2048)
         sock.set_inheritable(True)
