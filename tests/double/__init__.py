@@ -1,0 +1,10 @@
+"""A test double of the Pet Store API: correct by default, faulty or varied on request.
+
+Importing this package starts nothing: `FAULTS` and `VARIANTS` are plain registries, and
+`start_double` launches the server as a subprocess (`python -m tests.double`).
+"""
+
+from tests.double.behaviours import FAULTS, VARIANTS, Fault
+from tests.double.launcher import DoubleFailedToStart, running_double, start_double
+
+__all__ = ["FAULTS", "VARIANTS", "DoubleFailedToStart", "Fault", "running_double", "start_double"]

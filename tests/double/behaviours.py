@@ -1,0 +1,313 @@
+"""The named faults and variants the test double can be started with.
+
+A fault is a realistic implementer's mistake that breaks exactly one catalogue requirement (the
+one named here; a few unavoidably break a neighbour too). The checker run against a double with
+that fault must list the requirement among its failed requirements. A variant is a legitimate
+difference the interface document leaves open (DESIGN.md, "Strictness"): the checker must accept it.
+
+This module is plain data, importable without side effects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fault:
+    requirement: str
+    description: str
+
+
+FAULTS: dict[str, Fault] = {
+    # --- Authentication ------------------------------------------------------------------------
+    "accept-any-bearer-token": Fault(
+        "AUTH-INVALID-KEY-401",
+        "Any non-empty bearer token is served (unknown tokens get the free plan).",
+    ),
+    "orders-without-auth": Fault(
+        "AUTH-MISSING-KEY-401",
+        "GET /store/orders without an Authorization header is served as an anonymous guest.",
+    ),
+    "pets-without-auth": Fault(
+        "AUTH-MISSING-KEY-401",
+        "GET /pets/{petId} without an Authorization header is served as an anonymous guest.",
+    ),
+    "key-in-query-accepted": Fault(
+        "AUTH-INVALID-KEY-401",
+        "A valid key in the query string (?api_key=KEY) without any header is served.",
+    ),
+    "basic-scheme-accepted": Fault(
+        "AUTH-INVALID-KEY-401",
+        "The scheme is not checked: `Basic KEY` (any scheme followed by a valid key) is served.",
+    ),
+    "key-without-scheme-accepted": Fault(
+        "AUTH-INVALID-KEY-401",
+        "`Authorization: KEY` (the bare key, no scheme) is served.",
+    ),
+    "scheme-case-sensitive": Fault(
+        "AUTH-SCHEME-CASE-INSENSITIVE",
+        "Only the exact spelling `Bearer` is accepted; `bearer KEY` gets 401.",
+    ),
+    "forbidden-403-for-bad-key": Fault(
+        "AUTH-INVALID-KEY-401",
+        "An unknown key is answered 403 (with an Error body) instead of 401.",
+    ),
+    "no-www-authenticate": Fault(
+        "AUTH-WWW-AUTHENTICATE",
+        "401 responses carry no WWW-Authenticate header.",
+    ),
+    "www-authenticate-basic-challenge": Fault(
+        "AUTH-WWW-AUTHENTICATE",
+        '401 responses challenge with `WWW-Authenticate: Basic realm="petstore"`.',
+    ),
+    "unauthorized-plain-text": Fault(
+        "ERR-MEDIA-TYPE",
+        "401 responses are the text/plain body `Unauthorized` (a framework default).",
+    ),
+    "empty-bearer-crashes": Fault(
+        "GEN-NO-SERVER-ERROR",
+        "`Authorization: Bearer` with an empty token crashes the handler: 500.",
+    ),
+    # --- Validation ----------------------------------------------------------------------------
+    "missing-name-accepted": Fault(
+        "VAL-MISSING-FIELD-400",
+        'A NewCategory without `name` (including `{}`) is created with the name "".',
+    ),
+    "number-name-coerced": Fault(
+        "VAL-INVALID-VALUE-400",
+        'A number given as `name` is coerced to a string (123 is stored as "123"): 201.',
+    ),
+    "null-description-accepted": Fault(
+        "VAL-INVALID-VALUE-400",
+        '`"description": null` is accepted (the category is created without a description).',
+    ),
+    "validation-422": Fault(
+        "VAL-MISSING-FIELD-400",
+        'Body schema violations answer 422 with a FastAPI-style {"detail": [...]} body.',
+    ),
+    "malformed-json-500": Fault(
+        "VAL-MALFORMED-BODY-400",
+        "A body that is not valid JSON crashes the handler: 500.",
+    ),
+    "array-body-accepted": Fault(
+        "VAL-MALFORMED-BODY-400",
+        "A JSON array whose first item is an object creates that object's category.",
+    ),
+    "content-type-ignored": Fault(
+        "VAL-CONTENT-TYPE",
+        "The Content-Type is not checked: a JSON text sent as text/plain creates the category.",
+    ),
+    "oversized-body-500": Fault(
+        "GEN-NO-SERVER-ERROR",
+        "A body over 64 KiB crashes the handler: 500 instead of 413.",
+    ),
+    "object-name-crashes": Fault(
+        "GEN-NO-SERVER-ERROR",
+        "A JSON object given as `name` crashes the handler: 500.",
+    ),
+    # --- The Error object ----------------------------------------------------------------------
+    "error-without-code": Fault("ERR-SCHEMA", "Error bodies have no `code` field."),
+    "error-without-message": Fault("ERR-SCHEMA", "Error bodies have no `message` field."),
+    "error-status-as-string": Fault(
+        "ERR-SCHEMA", 'Error bodies give `status` as a string ("400").'
+    ),
+    "error-status-mismatch": Fault(
+        "ERR-STATUS-MATCH", "400 responses say `status: 422` in their Error body."
+    ),
+    "error-text-plain": Fault(
+        "ERR-MEDIA-TYPE", "400 responses carry their Error JSON as text/plain."
+    ),
+    "error-code-integer": Fault(
+        "ERR-SCHEMA", "Error bodies give `code` as an integer (the HTTP status)."
+    ),
+    # --- Categories ----------------------------------------------------------------------------
+    "create-returns-200": Fault("CAT-CREATE-201", "POST /categories answers 200 instead of 201."),
+    "id-as-string": Fault("CAT-SCHEMA", 'Category ids are JSON strings ("7").'),
+    "id-exceeds-int64": Fault(
+        "CAT-SCHEMA", "Category ids are 128-bit UUID integers, beyond the int64 range."
+    ),
+    "ids-repeat": Fault(
+        "CAT-ID-UNIQUE", "Ids come from a small recycled pool (count % 5 + 1): they collide."
+    ),
+    "name-lowercased": Fault("CAT-ECHO", "Names are stored lower-cased."),
+    "description-dropped": Fault(
+        "CAT-ECHO", "The description is not stored; categories come back without it."
+    ),
+    "non-ascii-mangled": Fault(
+        "CAT-ECHO",
+        "Non-ASCII characters of names and descriptions are replaced by '?' (a legacy "
+        "8-bit database column).",
+    ),
+    "unicode-names-rejected": Fault("CAT-NAME-RANGE", "Any non-ASCII name is refused with 400."),
+    "short-name-limit": Fault("CAT-NAME-RANGE", "Names over 50 characters are refused with 400."),
+    "list-forgets-new": Fault(
+        "CAT-LIST-COMPLETE",
+        "GET /categories serves a list cached at start: created categories never appear.",
+    ),
+    "list-wrapped-in-object": Fault(
+        "CAT-LIST-200", 'GET /categories answers {"items": [...]} instead of an array.'
+    ),
+    "list-text-plain": Fault(
+        "CAT-JSON-MEDIA-TYPE", "GET /categories serves its JSON array as text/plain."
+    ),
+    # --- Rate-limit headers --------------------------------------------------------------------
+    "no-ratelimit-headers-on-401": Fault(
+        "LIM-HEADERS-PRESENT", "401 responses carry no X-RateLimit-* headers."
+    ),
+    "no-ratelimit-headers-on-400": Fault(
+        "LIM-HEADERS-PRESENT", "400 responses carry no X-RateLimit-* headers."
+    ),
+    "no-ratelimit-headers-on-429": Fault(
+        "LIM-HEADERS-PRESENT", "429 responses carry no X-RateLimit-* headers."
+    ),
+    "no-ratelimit-headers-on-404": Fault(
+        "LIM-HEADERS-PRESENT",
+        "404 responses to unknown paths carry no X-RateLimit-* headers (the limiter only "
+        "wraps routed endpoints).",
+    ),
+    "reset-in-milliseconds": Fault(
+        "LIM-RESET-UNIX-TIME", "X-RateLimit-Reset is a Unix time in milliseconds."
+    ),
+    "reset-as-delay": Fault(
+        "LIM-RESET-UNIX-TIME", "X-RateLimit-Reset gives the seconds until the reset."
+    ),
+    "reset-window-start": Fault(
+        "LIM-RESET-UNIX-TIME",
+        "X-RateLimit-Reset gives the start of the current day window ('resets at midnight' "
+        "computed for today instead of tomorrow): a time in the past.",
+    ),
+    "reset-local-time": Fault(
+        "LIM-RESET-UNIX-TIME",
+        "X-RateLimit-Reset is computed from a naive local time one hour behind UTC: an hour "
+        "in the past.",
+    ),
+    "remaining-not-counting": Fault(
+        "LIM-REMAINING-COUNTS", "X-RateLimit-Remaining is always Limit - 1."
+    ),
+    "remaining-counts-double": Fault(
+        "LIM-REMAINING-COUNTS", "X-RateLimit-Remaining falls by two per request."
+    ),
+    "remaining-negative": Fault(
+        "LIM-HEADERS-VALID", "429 responses show X-RateLimit-Remaining: -1."
+    ),
+    "limit-not-plan": Fault(
+        "LIM-LIMIT-PLAN", "X-RateLimit-Limit is a hard-coded 100 whatever the plan."
+    ),
+    "headers-as-floats": Fault(
+        "LIM-HEADERS-VALID", 'The X-RateLimit-* headers are written as floats ("59.0").'
+    ),
+    # --- Enforcement ---------------------------------------------------------------------------
+    "limit-plus-one": Fault(
+        "LIM-429-WHEN-EXCEEDED",
+        "Off by one late: one request beyond the limit is served in every window.",
+    ),
+    "limit-minus-one": Fault(
+        "LIM-QUOTA-HONOURED",
+        "Off by one early: 429 while the last response showed Remaining 1.",
+    ),
+    "no-retry-after": Fault("LIM-RETRY-AFTER", "429 responses carry no Retry-After."),
+    "retry-after-fractional": Fault(
+        "LIM-RETRY-AFTER",
+        'Retry-After is written as fractional seconds ("1.734"), neither delay-seconds '
+        "nor an HTTP-date.",
+    ),
+    "retry-after-too-short": Fault(
+        "LIM-RETRY-AFTER-HONEST",
+        "Retry-After is always 1, while the first 429 starts a block of one full minute "
+        "(--minute-seconds); X-RateLimit-Reset tells the true end.",
+    ),
+    "never-resets": Fault(
+        "LIM-RESET-HONEST",
+        "Once a key was refused it stays refused, whatever Reset and Retry-After said.",
+    ),
+    "limit-503": Fault("LIM-429-WHEN-EXCEEDED", "Over the limit answers 503 instead of 429."),
+    "shared-counter": Fault(
+        "LIM-PER-KEY", "One counter for all callers: exhausting one key limits every key."
+    ),
+    "limits-not-enforced": Fault(
+        "LIM-429-WHEN-EXCEEDED", "Never 429: the headers count down to 0 and requests go on."
+    ),
+    # --- Other endpoints and deprecation -------------------------------------------------------
+    "pets-missing": Fault(
+        "EP-PETS-EXISTS",
+        "GET /pets/{petId} is not routed: 404 like an unknown path, no deprecation headers.",
+    ),
+    "orders-missing": Fault(
+        "EP-ORDERS-EXISTS", "GET /store/orders is not routed: 404 like an unknown path."
+    ),
+    "no-deprecation-header": Fault(
+        "DEP-DEPRECATION-HEADER", "GET /pets/{petId} carries no Deprecation header."
+    ),
+    "no-sunset-header": Fault("DEP-SUNSET-HEADER", "GET /pets/{petId} carries no Sunset header."),
+    "sunset-iso-date": Fault(
+        "DEP-SUNSET-HEADER", "The Sunset header is an ISO 8601 date (2028-01-01T00:00:00Z)."
+    ),
+    "deprecation-true": Fault(
+        "DEP-DEPRECATION-HEADER", "`Deprecation: true`, the form of the old draft."
+    ),
+    # --- Robustness ----------------------------------------------------------------------------
+    "emoji-name-500": Fault(
+        "GEN-NO-SERVER-ERROR",
+        "Names with characters outside the Basic Multilingual Plane (emoji) crash the "
+        "database layer (a 3-byte utf8 column): 500.",
+    ),
+    "long-description-500": Fault(
+        "GEN-NO-SERVER-ERROR",
+        "Descriptions over 1000 characters overflow the database column: 500.",
+    ),
+}
+
+
+VARIANTS: dict[str, str] = {
+    "retry-after-http-date": "Retry-After is an HTTP-date instead of delay-seconds.",
+    "charset-parameter": "Every JSON response is `application/json; charset=utf-8`.",
+    "extra-fields": "Categories, list items and Error bodies carry extra fields.",
+    "sliding-window": (
+        "A sliding-window limiter: after the reset one request succeeds, not a full quota."
+    ),
+    "ban-while-limited": (
+        "A key that sends three requests before its Retry-After time is banned: 429 with a "
+        "long Retry-After (ten minutes)."
+    ),
+    "other-error-codes": "Different Error `code` values and messages.",
+    "name-length-limit": "Blank names and names over 100 characters are refused with 400.",
+    "large-int64-ids": "Ids start near 2**62.",
+    "connection-close": "Every response says `Connection: close`.",
+    "gzip": "Responses are gzip-encoded when the client accepts it.",
+    "day-limit-headers": (
+        "The X-RateLimit-* headers always report the per-day window (on a 429 caused by the "
+        "minute limit too), while both limits are enforced."
+    ),
+    "content-type-415": "A body not sent as application/json is refused with 415 and an Error.",
+    "oversized-413-vs-400": "A body over 64 KiB is refused with 400 and an Error instead of 413.",
+    "retry-after-conservative": "Retry-After is three seconds longer than needed.",
+    "random-ids": "Ids are random positive int64 integers, not sequential.",
+    "newest-first": "GET /categories lists the newest category first.",
+    "www-authenticate-params": (
+        "The 401 challenge carries realm, error and error_description, and a second "
+        "(Basic) challenge follows it."
+    ),
+    "unknown-pets": "There are no pets: every petId is 404, with the deprecation headers.",
+    "seeded-categories": "A few categories exist at start.",
+}
+
+
+class UnknownBehaviour(ValueError):
+    """A fault or variant name that is not in the registries."""
+
+
+def check_names(faults: Iterable[str], variants: Iterable[str]) -> None:
+    """Raise UnknownBehaviour naming the first fault or variant that does not exist."""
+    for name in faults:
+        if name not in FAULTS:
+            raise UnknownBehaviour(f"unknown fault {name!r}")
+    for name in variants:
+        if name not in VARIANTS:
+            raise UnknownBehaviour(f"unknown variant {name!r}")
+
+
+def split_names(text: str | None) -> list[str]:
+    """Names from a comma-separated environment variable."""
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
