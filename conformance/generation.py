@@ -231,6 +231,14 @@ def fit_text(text: str, limit: int) -> str:
     return kept
 
 
+def fill_text(text: str, limit: int) -> str:
+    """Printable `text` repeated up to exactly `limit` code points (fewer only where an astral
+    character would overrun `limit` UTF-16 units): generated text at the length boundary."""
+    kept = fit_text(text, limit) or "x"
+    repeated = kept * (limit // len(kept) + 1)
+    return fit_text(repeated, limit)
+
+
 def join_name(stem: str, text: str, limit: int | None = None) -> str:
     """The run's unique `stem` (it carries the run's prefix) and generated `text`.
 
@@ -356,6 +364,20 @@ def _judge_document(document: Any) -> BodyVerdict:
     return BodyVerdict(Expectation.MUST_ACCEPT, "a NewCategory of printable name and description")
 
 
+def oversized_new_category(body: Any, stem: str, field: str, length: int) -> dict[str, str]:
+    """A fair NewCategory whose `field` ("name" or "description") is filled to `length`
+    characters of its generated text: past the limit a server may refuse it, never with a 5xx."""
+    fair = fair_new_category(body, stem)
+    generated = body if isinstance(body, dict) else {}
+    text = generated.get(field)
+    text = text if isinstance(text, str) else ""
+    if field == "name":
+        fair["name"] = f"{stem}-{fill_text(text, max(length - len(stem) - 1, 1))}"
+    else:
+        fair["description"] = fill_text(text, length)
+    return fair
+
+
 def prefixed(body: Any, stem: Callable[[], str]) -> Any:
     """`body` with its string `name` put after the run's unique `stem()`: every category the run
     may create carries the prefix. Bodies without a string name are returned as they are."""
@@ -364,15 +386,24 @@ def prefixed(body: Any, stem: Callable[[], str]) -> Any:
     return body
 
 
-def fair_new_category(body: Any, stem: str) -> dict[str, str]:
+def fair_new_category(body: Any, stem: str, *, longest: bool = False) -> dict[str, str]:
     """A NewCategory a correct server must accept, made from a generated one: only `name` and
-    `description`, printable, within the length rule, and the name after the run's `stem`."""
+    `description`, printable, within the length rule, and the name after the run's `stem`.
+
+    `longest` fills the name and the description up to the 100-character limit with their
+    generated text, so that the boundary is tried in every script the generator draws.
+    """
     generated = body if isinstance(body, dict) else {}
     name_text = generated.get("name")
-    fair = {"name": join_name(stem, name_text if isinstance(name_text, str) else "", NAME_LIMIT)}
+    name_text = name_text if isinstance(name_text, str) else ""
+    if longest:
+        name = f"{stem}-{fill_text(name_text, NAME_LIMIT - len(stem) - 1)}"
+    else:
+        name = join_name(stem, name_text, NAME_LIMIT)
+    fair = {"name": name}
     description = generated.get("description")
     if isinstance(description, str):
-        text = fit_text(description, NAME_LIMIT)
+        text = (fill_text if longest else fit_text)(description, NAME_LIMIT)
         if text_problem(text) is None:
             fair["description"] = text
     return fair

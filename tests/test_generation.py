@@ -423,3 +423,34 @@ def test_case_query_stringifies_values():
     assert generation.case_query(Case()) == {"a": "1", "b": "x", "c": json.dumps([1, 2])}
     Case.query = {}
     assert generation.case_query(Case()) is None
+
+
+@pytest.mark.parametrize("text", ["", "ab", "\x00", "😀", "a😀", "猫と犬", "x" * 300])
+def test_fill_text_reaches_the_limit_in_both_measures(text):
+    filled = generation.fill_text(text, 75)
+    assert text_problem(filled, limit=75) is None
+    assert len(filled) == 75 or utf16_length(filled) >= 74
+
+
+@pytest.mark.parametrize(
+    "generated",
+    [{"name": ""}, {"name": "é", "description": "😀"}, {"name": "\x00", "description": " "}],
+)
+def test_longest_fair_new_category_sits_on_the_boundary(generated):
+    body = fair_new_category(generated, STEM, longest=True)
+    assert len(body["name"]) == 100
+    assert judge_new_category(body).expectation is Expectation.MUST_ACCEPT
+    if "description" in body:
+        assert len(body["description"]) == 100 or utf16_length(body["description"]) >= 99
+
+
+@pytest.mark.parametrize("field", ["name", "description"])
+@pytest.mark.parametrize("length", [101, 1_500])
+def test_oversized_new_category_may_be_refused(field, length):
+    generated = {"name": "猫", "description": "😀x"}
+    body = generation.oversized_new_category(generated, STEM, field, length)
+    assert len(body[field]) == length or utf16_length(body[field]) >= length - 1
+    assert body["name"].startswith(STEM)
+    verdict = judge_new_category(body)
+    assert verdict.expectation is Expectation.MAY_REJECT
+    assert "longer than 100" in verdict.reason

@@ -37,6 +37,8 @@ from conformance.generation import NO_BODY, Allowance, BodyVerdict, Expectation
 LIST_STATUSES = frozenset({200, 401, 429})
 CREATE_STATUSES = frozenset({201, 400, 401, 413, 415, 429})
 """GEN-DOCUMENTED-STATUS: the documented answers, and 413 / 415 for a large or non-JSON body."""
+OVERSIZED_LENGTH = 4_000
+"""Longest name or description sent: far past 100, well below any sane body-size limit."""
 SIMPLE_PET_ID = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~")
 
 
@@ -321,25 +323,35 @@ def test_generated_create_category_positive(client, run, generated):
     sender = Sender(client, generated, "create_positive")
     operation = generated.operations["createCategory"]
 
-    def step(drawn: tuple[Any, bool]) -> bool:
-        case, make_fair = drawn
+    def step(drawn: tuple[Any, str, int]) -> bool:
+        case, form, length = drawn
         raw = generation.case_body(case)
-        key = f"{make_fair} " + generation.fingerprint("POST", case.formatted_path, raw)
+        size = length if form.startswith("long ") else ""
+        key = f"{form} {size} " + generation.fingerprint("POST", case.formatted_path, raw)
         if not sender.first_time(key) or not json_serialisable(raw):
             return True
         if not sender.can_send():
             return False
-        if make_fair:
-            body = generation.fair_new_category(raw, run.unique_name())
-        else:
+        if form == "as generated":
             body = generation.prefixed(raw, run.unique_name)
+        elif form.startswith("long "):
+            field = form.removeprefix("long ")
+            body = generation.oversized_new_category(raw, run.unique_name(), field, length)
+        else:
+            longest = form == "made fair, longest"
+            body = generation.fair_new_category(raw, run.unique_name(), longest=longest)
         exchange = post_category(sender, body, case.media_type)
         if exchange is None:
             return False
         judge_creation(exchange, body, generation.judge_new_category(body), run, generated)
         return True
 
-    sender.explore(st.tuples(operation.as_strategy(), st.booleans()), step)
+    forms = st.sampled_from(
+        ["as generated", "made fair", "made fair, longest", "long name", "long description"]
+    )
+    # Past the 100-character limit a server may refuse (400), but not fail (5xx).
+    lengths = st.integers(min_value=generation.NAME_LIMIT + 1, max_value=OVERSIZED_LENGTH)
+    sender.explore(st.tuples(operation.as_strategy(), forms, lengths), step)
 
 
 def test_generated_create_category_negative(client, run, generated):
