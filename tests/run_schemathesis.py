@@ -16,6 +16,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,9 +57,16 @@ def run(max_examples: int = 30, seed: int = 1, max_time: int = 120) -> subproces
     server = start_reference(reference_args([f"{key}:business"]))
     try:
         command = schemathesis_command(server.base_url, key, max_examples=max_examples, seed=seed)
-        return subprocess.run(
-            command, capture_output=True, text=True, timeout=max_time, check=False
-        )
+        # schemathesis keeps a cache folder in its working directory: not in the checkout
+        with tempfile.TemporaryDirectory(prefix="petstore-st-") as workdir:
+            return subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=max_time,
+                check=False,
+                cwd=workdir,
+            )
     finally:
         server.stop()
 
