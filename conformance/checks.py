@@ -39,6 +39,8 @@ class Ledger:
     """Every check of a run, in order; the report writers and the verdict read it."""
 
     results: list[CheckResult] = field(default_factory=list)
+    # Requirements a test found it cannot check against this target, and why.
+    unavailable: dict[str, str] = field(default_factory=dict)
 
     def for_test(self, test_id: str) -> list[CheckResult]:
         return [result for result in self.results if result.test_id == test_id]
@@ -85,6 +87,14 @@ def require(
     """Like `expect`, but stop the test here when the requirement does not hold."""
     if not expect(requirement_id, condition, message, exchange):
         raise RequirementFailed([ledger().results[-1]])
+
+
+def cannot_check(requirement_id: str, reason: str) -> None:
+    """Say that this run cannot check `requirement_id` (it shows as not tested, with `reason`,
+    and does not stand in the way of a verdict)."""
+    if requirement_id not in catalogue():
+        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+    ledger().unavailable[requirement_id] = reason
 
 
 def describe(result: CheckResult) -> str:

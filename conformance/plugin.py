@@ -241,7 +241,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         profile=run.settings.profile,
         no_verdict_reason=reason,
         untested_reason=untested_reason(run),
-        unavailable=unavailable(run.settings),
+        unavailable={**unavailable(run.settings), **state.ledger.unavailable},
     )
     statement.write(run.settings.report_dir / "conformance.json", run, state.verdict)
     session.exitstatus = state.verdict.exit_status

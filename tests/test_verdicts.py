@@ -1,0 +1,106 @@
+"""The checker's sensitivity and fairness, measured: `petstore-conformance`, run as users run it,
+must fail every faulty double naming the requirement the fault breaks, and pass every legitimate
+variant; the same verdict three runs in a row; and no key in anything any run writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.double import FAULTS, VARIANTS, running_double
+
+# Three consecutive runs must agree: a verdict that depends on luck is a defect of the check.
+ROUNDS = int(os.environ.get("PSC_VERDICT_ROUNDS", "3"))
+# Free, as a nightly run on a free-plan key: a spare key cheap to exhaust even on a busy machine.
+PLAN = "free"
+CHECKER_TIMEOUT = 240
+
+
+@dataclass
+class CheckerRun:
+    status: int
+    statement: dict
+    output: str
+    report_dir: Path
+    keys: tuple[str, str]
+
+    def describe(self) -> str:
+        return (
+            f"exit {self.status}, failed {self.statement.get('failed_requirements')}, "
+            f"reason {self.statement.get('reason')!r}\n{self.output[-3000:]}"
+        )
+
+
+def run_checker(report_dir: Path, faults=(), variants=()) -> CheckerRun:
+    """Start a fresh double, run the command against it, return what it said and wrote."""
+    keys = (f"psc-main-{secrets.token_hex(12)}", f"psc-spare-{secrets.token_hex(12)}")
+    specs = [f"{key}:{PLAN}" for key in keys]
+    with running_double(specs, faults=faults, variants=variants) as base_url:
+        environment = {
+            **os.environ,
+            "PETSTORE_BASE_URL": base_url,
+            "PETSTORE_API_KEY": keys[0],
+            "PETSTORE_SPARE_API_KEY": keys[1],
+            "PETSTORE_PLAN": PLAN,
+        }
+        process = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", "--report-dir", str(report_dir)],
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=CHECKER_TIMEOUT,
+        )
+    output = process.stdout + process.stderr
+    statement_path = report_dir / "conformance.json"
+    statement = json.loads(statement_path.read_text()) if statement_path.exists() else {}
+    return CheckerRun(process.returncode, statement, output, report_dir, keys)
+
+
+def assert_no_key_leaked(run: CheckerRun) -> None:
+    texts = {"console": run.output}
+    for path in run.report_dir.rglob("*"):
+        if path.is_file():
+            texts[path.name] = path.read_text(encoding="utf-8", errors="replace")
+    for where, text in texts.items():
+        for key in run.keys:
+            assert key not in text, f"an API key appears in {where}"
+    assert {"report.html", "junit.xml", "conformance.json"} <= set(texts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
+    expected = FAULTS[fault].requirement
+    for round_ in range(1, ROUNDS + 1):
+        run = run_checker(tmp_path / f"round-{round_}", faults=[fault])
+        assert run.status == 1, f"round {round_}: {fault} must be not conformant: {run.describe()}"
+        assert expected in run.statement["failed_requirements"], (
+            f"round {round_}: {fault} must fail {expected}: {run.describe()}"
+        )
+        assert_no_key_leaked(run)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_variant_passes(variant: str, tmp_path: Path) -> None:
+    for round_ in range(1, ROUNDS + 1):
+        run = run_checker(tmp_path / f"round-{round_}", variants=[variant])
+        assert run.status == 0, f"round {round_}: {variant} is legitimate: {run.describe()}"
+        assert run.statement["verdict"] == "conformant"
+        assert_no_key_leaked(run)
+
+
+def test_correct_double_is_conformant(tmp_path: Path) -> None:
+    """The double without faults is the baseline every fault deviates from."""
+    run = run_checker(tmp_path)
+    assert run.status == 0, run.describe()
+    assert run.statement["failed_requirements"] == []
+    assert_no_key_leaked(run)
