@@ -81,6 +81,7 @@ def open_run(options: dict[str, Any]) -> Run:
             requests_per_minute=None,
             requests_per_day=None,
         )
+    options["api_key"] = options.get("api_key") or ""  # missing: Settings says so in one line
     try:
         settings = Settings(**{name: value for name, value in options.items() if value is not None})
         run = Run(settings=settings, client=make_client(settings), reference=reference)
