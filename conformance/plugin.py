@@ -103,7 +103,8 @@ def is_suite_item(item: pytest.Item) -> bool:
 
 
 def test_id(item: pytest.Item) -> str:
-    return f"{item.module.__name__.rsplit('.', 1)[-1]}::{item.name}"
+    """`test_auth.py::test_name[params]`, the same wherever the package is installed."""
+    return f"{item.module.__name__.rsplit('.', 1)[-1]}.py::{item.name}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

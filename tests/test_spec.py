@@ -42,10 +42,10 @@ def test_requirement_is_well_formed(entry):
     assert entry["level"] in {"MUST", "SHOULD"}
     assert isinstance(entry["section"], str) and entry["section"].strip()
     assert isinstance(entry["statement"], str) and entry["statement"].strip()
-    if "not_testable" in entry:
-        assert isinstance(entry["not_testable"], str) and entry["not_testable"].strip()
-    else:
-        assert isinstance(entry.get("tests"), list), "an entry needs `tests` or `not_testable`"
-    # TODO(coverage): once the suite fills in the `tests` lists, require every entry to have a
-    # non-empty `tests` list or a `not_testable` reason (never both empty), and check that each
-    # listed test node id exists in conformance/suite.
+    tests, reason = entry.get("tests") or [], entry.get("not_testable")
+    # Inferno's rule: every requirement is verified by named tests or says why it cannot be.
+    assert bool(tests) != bool(reason), "an entry needs either `tests` or `not_testable`"
+    if reason:
+        assert isinstance(reason, str) and reason.strip()
+    for test in tests:
+        assert re.match(r"^test_\w+\.py::test_\w+$", test), test
