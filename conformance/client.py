@@ -57,6 +57,9 @@ CURL_SKIPPED_HEADERS = {"host", "content-length", "connection", "accept-encoding
 """Headers curl sets itself; Accept-Encoding is left out so that curl prints a readable body."""
 
 
+CURL_BODY_LIMIT = 8_192
+
+
 class BudgetExhausted(Exception):
     """The request budget (--max-requests) is spent: sending more would break the user's limit."""
 
@@ -426,6 +429,9 @@ class ConformanceClient:
         started = time.perf_counter()
         try:
             response = self._http.send(request)
+        except httpx.LocalProtocolError as error:
+            # Our own request was not valid HTTP: a defect of the suite, not of the target.
+            raise ValueError(f"cannot send this request: {error}") from None
         except httpx.TransportError as error:
             reason = _unreachable_reason(error, self.timeout)
             where = self._secrets.redact(str(request.url))
@@ -517,6 +523,9 @@ class ConformanceClient:
         for name, value in headers:
             if name.lower() not in CURL_SKIPPED_HEADERS:
                 parts += ["-H", word(f"{name}: {value}")]
-        if body is not None:
+        if body is not None and len(body) > CURL_BODY_LIMIT:
+            # A megabyte-long command line helps nobody and bloats every report it lands in.
+            parts += ["--data-binary", f"@body.txt  # the {len(body)}-character body, not shown"]
+        elif body is not None:
             parts += ["--data-binary", word(body)]
         return " ".join(parts)

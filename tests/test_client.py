@@ -603,3 +603,23 @@ def test_retry_after_parsing():
 def test_exponential_delay_steps_and_cap():
     assert [exponential_delay(n) for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
     assert exponential_delay(1000) == 60
+
+
+def test_curl_line_leaves_out_a_huge_body_but_says_so():
+    client, _ = make_client()
+    exchange = client.post("/categories", json={"name": "x", "description": "d" * 20_000})
+    line = exchange.curl()
+    assert "d" * 100 not in line
+    assert "body, not shown" in line
+    assert len(line) < 1_000
+
+
+def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target():
+    # A listening socket is enough: the request fails in our HTTP layer before any answer.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        client = ConformanceClient(f"http://127.0.0.1:{port}/v1", {"main": MAIN}, timeout=2)
+        with pytest.raises(ValueError, match="cannot send this request"):
+            client.get("/categories", key=None, authorization="Bearer ")

@@ -64,12 +64,21 @@ def facts_table(run: Run, verdict: Verdict) -> str:
     return f"<table>{cells}</table>"
 
 
+def test_functions(test_ids: list[str]) -> list[str]:
+    """`test_auth.py::test_x (24 cases)` rather than 24 parametrized ids."""
+    counts: dict[str, int] = {}
+    for test_id in test_ids:
+        function = test_id.split("[", 1)[0]
+        counts[function] = counts.get(function, 0) + 1
+    return [f"{name} ({n} cases)" if n > 1 else name for name, n in counts.items()]
+
+
 def matrix_table(verdict: Verdict) -> str:
     rows = []
     for outcome in verdict.outcomes:
         requirement = outcome.requirement
         detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
-        tests = "<br>".join(escape(test) for test in outcome.tests[:6])
+        tests = "<br>".join(escape(line) for line in test_functions(outcome.tests))
         rows.append(
             f"<tr><td>{escape(requirement.id)}</td><td>{requirement.level}</td>"
             f"<td class='{css_class(outcome.outcome)}'>{outcome.outcome}</td>"
