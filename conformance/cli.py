@@ -15,6 +15,7 @@ from conformance.run import NoVerdict, open_run
 from conformance.settings import ENVIRONMENT, PLAN_NAMES, PROFILES, SettingsError, resolve
 
 NO_VERDICT = 2
+METAVARS = {"base_url": "URL", "api_key": "KEY", "spare_api_key": "KEY", "report_dir": "DIR"}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -41,7 +42,7 @@ def build_parser() -> OneLineParser:
         elif name == "profile":
             parser.add_argument(flag, choices=PROFILES, help=help_text)
         else:
-            parser.add_argument(flag, help=help_text, metavar=name.split("_")[-1].upper())
+            parser.add_argument(flag, help=help_text, metavar=METAVARS.get(name, "N"))
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return parser
 

@@ -64,3 +64,25 @@ def reference_server() -> Iterator[ReferenceFactory]:
     yield start
     for server in started:
         server.stop()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line that says how sensitive and how fair the checker was measured to be."""
+    counts = {"fault": [0, 0], "variant": [0, 0]}
+    prefixes = {
+        "fault": "test_verdicts.py::test_fault_is_detected[",
+        "variant": "test_verdicts.py::test_variant_passes[",
+    }
+    for outcome, reports in terminalreporter.stats.items():
+        for report in reports:
+            if getattr(report, "when", "call") != "call":
+                continue
+            for kind, prefix in prefixes.items():
+                if prefix in getattr(report, "nodeid", ""):
+                    counts[kind][1] += 1
+                    counts[kind][0] += outcome == "passed"
+    if counts["fault"][1] or counts["variant"][1]:
+        terminalreporter.write_line(
+            f"faults detected {counts['fault'][0]}/{counts['fault'][1]}, "
+            f"legitimate variants passed {counts['variant'][0]}/{counts['variant'][1]}"
+        )
