@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -88,7 +89,25 @@ def main(argv: list[str] | None = None) -> int:
         status = NO_VERDICT
     finally:
         run.close()
-    return int(status) if int(status) in (0, 1) else NO_VERDICT
+    status = int(status) if int(status) in (0, 1) else NO_VERDICT
+    print(closing_line(run.settings.report_dir, status))
+    return status
+
+
+def closing_line(report_dir: Path, status: int) -> str:
+    """The verdict, last on the console where a person or a CI log reader looks first."""
+    try:
+        statement = json.loads((report_dir / "conformance.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"petstore-conformance: no verdict (exit {status}); no statement was written"
+    failed = statement.get("failed_requirements") or []
+    detail = f": failed {', '.join(failed)}" if failed else ""
+    if statement.get("verdict") == "no verdict":
+        detail = f": {statement.get('reason')}"
+    return (
+        f"petstore-conformance: {statement.get('verdict')} (exit {status}){detail}; "
+        f"report {report_dir / 'report.html'}"
+    )
 
 
 if __name__ == "__main__":
