@@ -21,6 +21,7 @@ MINUTE, DAY = 60, 86_400
 CLOCK_TOLERANCE = 1.0
 _INTEGER = re.compile(r"^\s*\d+\s*$")
 _BEARER_CHALLENGE = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
+_QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def observe(exchange: Exchange, settings: Settings) -> None:
@@ -177,10 +178,13 @@ def check_error_body(exchange: Exchange) -> None:
 
 
 def check_www_authenticate(exchange: Exchange) -> None:
-    challenge = exchange.header("WWW-Authenticate") or ""
+    # Challenges may come one per field line (RFC 9110 section 11.6.1); a quoted parameter
+    # value that happens to say "bearer" is not a challenge.
+    challenge = ", ".join(exchange.header_values("WWW-Authenticate"))
+    unquoted = _QUOTED_STRING.sub('""', challenge)
     expect(
         "AUTH-WWW-AUTHENTICATE",
-        _BEARER_CHALLENGE.search(challenge) is not None,
+        _BEARER_CHALLENGE.search(unquoted) is not None,
         f"a 401 must carry WWW-Authenticate with a Bearer challenge, got {challenge!r}",
         exchange,
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from conformance import response_checks
 from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
-from conformance.settings import Settings, SettingsError
+from conformance.settings import PLAN_NAMES, Settings, SettingsError
 
 # The bundled reference's minute when the checker starts it for the demo: long enough for
 # whole-second Reset and Retry-After values to mean something, short enough to wait out.
@@ -71,6 +71,8 @@ def open_run(options: dict[str, Any]) -> Run:
     URL was given, and check the target. Raises NoVerdict or SettingsError."""
     reference = None
     options = dict(options)
+    if options.get("plan") not in (None, *PLAN_NAMES):
+        raise SettingsError(f"unknown plan {options['plan']!r}: use one of {', '.join(PLAN_NAMES)}")
     if not options.get("base_url"):
         reference, keys = start_bundled_reference()
         options.update(
