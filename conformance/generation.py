@@ -20,7 +20,6 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache
 from typing import Any
 
 import hypothesis
@@ -419,37 +418,6 @@ def fingerprint(method: str, path: str, body: Any, query: Mapping[str, Any] | No
         shown = "json:" + json.dumps(body, sort_keys=True, default=repr)
     parameters = json.dumps(dict(query or {}), sort_keys=True, default=repr)
     return f"{method.upper()} {path} {parameters} {shown}"
-
-
-# -- responses --------------------------------------------------------------------------------
-
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-@cache
-def _category_validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(spec.component_schema("Category"))
-
-
-def category_problems(value: Any) -> list[str]:
-    """What keeps `value` from being a Category of spec/openapi.yaml (CAT-SCHEMA); [] if it is.
-
-    JSON Schema leaves `format: int64` unchecked and lets 1.0 pass as an integer: both are
-    checked here, as the service's ids are int64 integers.
-    """
-    problems = [
-        f"{'/'.join(map(str, error.absolute_path)) or 'the body'}: {error.message}"
-        for error in _category_validator().iter_errors(value)
-    ]
-    if isinstance(value, dict) and "id" in value and not problems:
-        identifier = value["id"]
-        if isinstance(identifier, bool) or not isinstance(identifier, int):
-            problems.append(f"id: {identifier!r} is not an integer")
-        elif not INT64_MIN <= identifier <= INT64_MAX:
-            problems.append(f"id: {identifier} is outside int64")
-    return problems
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance import generation
+from conformance.categories import category_problems
 from conformance.generation import (
     NO_BODY,
     Allowance,
     Expectation,
     allocate,
-    category_problems,
     derive_seed,
     examples_for,
     exhaustion_reserve,

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from conformance.categories import category_problems, listed_categories
 from conformance.checks import expect, require
 from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 EXACT_LIMIT_CASE = "exactly-100-characters"
 CASES = [*LEGITIMATE_NAMES, EXACT_LIMIT_CASE]
 
@@ -27,27 +27,6 @@ def skip_if_throttled(exchange: Any) -> None:
     """A 429 after the client's retries says nothing about the requirement under test."""
     if exchange.status == 429:
         pytest.skip("target kept answering 429")
-
-
-def category_problems(value: Any) -> list[str]:
-    """What keeps `value` from being a Category (CAT-SCHEMA); empty when it is one."""
-    if not isinstance(value, dict):
-        return [f"it is {type(value).__name__}, not a JSON object"]
-    problems = []
-    identifier = value.get("id")
-    if "id" not in value:
-        problems.append("`id` is missing")
-    elif isinstance(identifier, bool) or not isinstance(identifier, int):
-        problems.append(f"`id` is {identifier!r}, not an integer")
-    elif not INT64_MIN <= identifier <= INT64_MAX:
-        problems.append(f"`id` {identifier} is outside int64")
-    if "name" not in value:
-        problems.append("`name` is missing")
-    elif not isinstance(value["name"], str):
-        problems.append(f"`name` is {value['name']!r}, not a string")
-    if "description" in value and not isinstance(value["description"], str):
-        problems.append(f"`description` is {value['description']!r}, not a string")
-    return problems
 
 
 def new_category(run: Any, case: str) -> dict[str, str]:
@@ -176,29 +155,9 @@ def test_list_contains_every_created_category(client, run, created):
         f"the 200 of GET /categories must be application/json, got {exchange.media_type()}",
         exchange,
     )
-    try:
-        listed = exchange.json()
-    except ValueError:
-        listed = None
-    require(
-        "CAT-LIST-200",
-        isinstance(listed, list),
-        "GET /categories must answer a JSON array of Category objects, got "
-        + ("a body that is not JSON" if listed is None else type(listed).__name__),
-        exchange,
-    )
-    invalid = [
-        f"item {index}: {'; '.join(problems)}"
-        for index, item in enumerate(listed)
-        if (problems := category_problems(item))
-    ]
-    expect(
-        "CAT-SCHEMA",
-        not invalid,
-        f"every item of GET /categories must be a Category; {len(invalid)} are not: "
-        + " | ".join(invalid[:5]),
-        exchange,
-    )
+    listed = listed_categories(exchange)
+    if listed is None:
+        return  # CAT-LIST-200 is recorded as failed; the plugin fails this test for it
     by_id: dict[int, list[dict[str, Any]]] = {}
     for item in listed:
         if isinstance(item, dict) and isinstance(item.get("id"), int):

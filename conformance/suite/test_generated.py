@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from schemathesis.generation import GenerationMode
 
 from conformance import generation
+from conformance.categories import category_problems, listed_categories
 from conformance.checks import expect
 from conformance.client import BudgetExhausted, ConformanceClient, Exchange
 from conformance.generation import NO_BODY, Allowance, BodyVerdict, Expectation
@@ -165,31 +166,7 @@ def check_listing(exchange: Exchange) -> list[Any] | None:
     ):
         return None
     check_json_media_type(exchange, "GET /categories")
-    try:
-        listed = exchange.json()
-    except ValueError:
-        listed = None
-    if not expect(
-        "CAT-LIST-200",
-        isinstance(listed, list),
-        "GET /categories must answer a JSON array of Category objects, got "
-        + ("a body that is not JSON" if listed is None else type(listed).__name__),
-        exchange,
-    ):
-        return None
-    invalid = [
-        f"item {index}: {'; '.join(problems)}"
-        for index, item in enumerate(listed)
-        if (problems := generation.category_problems(item))
-    ]
-    expect(
-        "CAT-SCHEMA",
-        not invalid,
-        f"every item of GET /categories must be a Category; {len(invalid)} are not: "
-        + " | ".join(invalid[:5]),
-        exchange,
-    )
-    return listed
+    return listed_categories(exchange)
 
 
 def check_created(exchange: Exchange, run: Any, generated: Generated) -> dict[str, Any] | None:
@@ -201,7 +178,7 @@ def check_created(exchange: Exchange, run: Any, generated: Generated) -> dict[st
         category = None
     if isinstance(category, dict):
         run.remember_category(category)
-    problems = generation.category_problems(category)
+    problems = category_problems(category)
     if not expect(
         "CAT-SCHEMA",
         not problems,
