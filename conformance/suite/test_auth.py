@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conformance.checks import expect
+from conformance.suite.throttling import skip_if_throttled
 
 
 @dataclass(frozen=True)
@@ -91,12 +92,6 @@ SMOKE = {("listCategories", "no-authorization"), ("listCategories", "valid-key")
 def with_smoke(operation: Operation, case_id: str, *values: Any) -> Any:
     marks = [pytest.mark.smoke] if (operation.id, case_id) in SMOKE else []
     return pytest.param(*values, id=f"{operation.id}-{case_id}", marks=marks)
-
-
-def skip_if_throttled(exchange: Any) -> None:
-    """A 429 after the client's retries says nothing about the requirement under test."""
-    if exchange.status == 429:
-        pytest.skip("target kept answering 429")
 
 
 def send(

@@ -18,15 +18,10 @@ import pytest
 from conformance.categories import category_problems, listed_categories
 from conformance.checks import expect, require
 from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
+from conformance.suite.throttling import skip_if_throttled
 
 EXACT_LIMIT_CASE = "exactly-100-characters"
 CASES = [*LEGITIMATE_NAMES, EXACT_LIMIT_CASE]
-
-
-def skip_if_throttled(exchange: Any) -> None:
-    """A 429 after the client's retries says nothing about the requirement under test."""
-    if exchange.status == 429:
-        pytest.skip("target kept answering 429")
 
 
 def new_category(run: Any, case: str) -> dict[str, str]:

@@ -23,14 +23,9 @@ from conformance.suite.payloads import (
     WRONG_TYPE_VALUES,
     non_object_body,
 )
+from conformance.suite.throttling import skip_if_throttled
 
 JSON_HEADERS = {"Content-Type": "application/json"}
-
-
-def skip_if_throttled(exchange: Any) -> None:
-    """A 429 after the client's retries says nothing about the requirement under test."""
-    if exchange.status == 429:
-        pytest.skip("target kept answering 429")
 
 
 def remember_if_created(run: Any, exchange: Any) -> None:
