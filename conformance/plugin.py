@@ -82,6 +82,12 @@ def options_from(config: pytest.Config) -> dict:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "numprocesses", None) and any(
+        "conformance.suite" in arg or "conformance/suite" in arg for arg in config.args
+    ):
+        # One client paces and budgets every request of a run: parallel workers would each
+        # spend the keys on their own, and could get a key banned.
+        raise pytest.UsageError("the conformance suite runs in one process; drop -n")
     config.addinivalue_line("markers", "smoke: also runs in the read-only smoke profile")
     config.addinivalue_line("markers", "exhausts: spends a key's quota; runs last, never in smoke")
     # The command's preflight already recorded checks in the current ledger: keep them.
@@ -111,6 +117,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     suite = [item for item in items if is_suite_item(item)]
     if not suite:
         return
+
     profile = config.getoption("petstore_profile") or from_environment("profile") or "full"
     if profile == "smoke":
         skip = pytest.mark.skip(reason="not part of the read-only smoke profile")

@@ -68,10 +68,11 @@ def reference_server() -> Iterator[ReferenceFactory]:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line that says how sensitive and how fair the checker was measured to be."""
-    counts = {"fault": [0, 0], "variant": [0, 0]}
+    counts = {"fault": [0, 0], "variant": [0, 0], "should": [0, 0]}
     prefixes = {
         "fault": "test_verdicts.py::test_fault_is_detected[",
         "variant": "test_verdicts.py::test_variant_passes[",
+        "should": "test_verdicts.py::test_should_deviation_warns_and_fails_only_when_strict[",
     }
     for outcome, reports in terminalreporter.stats.items():
         for report in reports:
@@ -84,5 +85,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if counts["fault"][1] or counts["variant"][1]:
         terminalreporter.write_line(
             f"faults detected {counts['fault'][0]}/{counts['fault'][1]}, "
-            f"legitimate variants passed {counts['variant'][0]}/{counts['variant'][1]}"
+            f"legitimate variants passed {counts['variant'][0]}/{counts['variant'][1]}, "
+            f"SHOULD deviations warned {counts['should'][0]}/{counts['should'][1]}"
         )

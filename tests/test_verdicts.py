@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.double import FAULTS, VARIANTS, running_double
+from tests.double import FAULTS, VARIANTS, WARNINGS, running_double
 
 # Three consecutive runs must agree: a verdict that depends on luck is a defect of the check.
 ROUNDS = int(os.environ.get("PSC_VERDICT_ROUNDS", "3"))
@@ -38,7 +38,7 @@ class CheckerRun:
         )
 
 
-def run_checker(report_dir: Path, faults=(), variants=()) -> CheckerRun:
+def run_checker(report_dir: Path, faults=(), variants=(), options=()) -> CheckerRun:
     """Start a fresh double, run the command against it, return what it said and wrote."""
     keys = (f"psc-main-{secrets.token_hex(12)}", f"psc-spare-{secrets.token_hex(12)}")
     specs = [f"{key}:{PLAN}" for key in keys]
@@ -51,7 +51,7 @@ def run_checker(report_dir: Path, faults=(), variants=()) -> CheckerRun:
             "PETSTORE_PLAN": PLAN,
         }
         process = subprocess.run(
-            [sys.executable, "-m", "conformance.cli", "--report-dir", str(report_dir)],
+            [sys.executable, "-m", "conformance.cli", "--report-dir", str(report_dir), *options],
             env=environment,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -95,6 +95,20 @@ def test_variant_passes(variant: str, tmp_path: Path) -> None:
         run = run_checker(tmp_path / f"round-{round_}", variants=[variant])
         assert run.status == 0, f"round {round_}: {variant} is legitimate: {run.describe()}"
         assert run.statement["verdict"] == "conformant"
+        assert_no_key_leaked(run)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deviation", sorted(WARNINGS))
+def test_should_deviation_warns_and_fails_only_when_strict(deviation: str, tmp_path: Path) -> None:
+    expected = WARNINGS[deviation].requirement
+    for round_ in range(1, ROUNDS + 1):
+        run = run_checker(tmp_path / f"round-{round_}", faults=[deviation])
+        assert run.status == 0, f"round {round_}: a SHOULD is a warning: {run.describe()}"
+        assert expected in run.statement["warned_requirements"], run.describe()
+        strict = run_checker(tmp_path / f"strict-{round_}", [deviation], options=["--strict"])
+        assert strict.status == 1, f"round {round_}: --strict fails it: {strict.describe()}"
+        assert expected in strict.statement["failed_requirements"], strict.describe()
         assert_no_key_leaked(run)
 
 

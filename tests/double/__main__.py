@@ -11,6 +11,7 @@ import os
 import socket
 import sys
 
+from tests.double.app import base_path
 from tests.double.behaviours import UnknownBehaviour, check_names, split_names
 from tests.double.limiter import Plan, parse_key
 
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
             timeout_graceful_shutdown=1,
         )
     )
-    print(f"listening on http://127.0.0.1:{port}/v1", flush=True)
+    print(f"listening on http://127.0.0.1:{port}{base_path(faults)}", flush=True)
     server.run(sockets=[sock])
 
 

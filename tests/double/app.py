@@ -30,6 +30,7 @@ DRAIN_LIMIT = 16 * 1024 * 1024
 DEPRECATION = "@1767225600"  # 2026-01-01T00:00:00Z
 SUNSET = "Sat, 01 Jan 2028 00:00:00 GMT"
 SUNSET_ISO = "2028-01-01T00:00:00Z"
+SUNSET_PAST = "Mon, 01 Jun 2026 00:00:00 GMT"
 SUNSET_LINK = '<https://petstore.example.com/docs/deprecations#pets>; rel="sunset"'
 FREE = PLANS["free"]
 
@@ -213,6 +214,10 @@ class PetStoreDouble:
         return response
 
     def resolve(self, path: str) -> Route | None:
+        prefix = base_path(self.faults)
+        if not path.startswith(prefix + "/"):
+            return None
+        path = "/v1" + path[len(prefix) :]
         if path == "/v1/categories":
             return Route("categories", ("GET", "HEAD", "POST"))
         pet = re.fullmatch(r"/v1/pets/([^/]+)", path)
@@ -244,6 +249,17 @@ class PetStoreDouble:
             if self.fault("empty-bearer-crashes") and scheme.lower() == "bearer":
                 return replace(anonymous, crash=True)
             return replace(anonymous, failure="invalid")
+        if (
+            route is not None
+            and route.name == "orders"
+            and self.fault("orders-want-api-key-header")
+        ):
+            api_key = request.headers.get("x-api-key")
+            return (
+                self.caller_for(api_key)
+                if api_key in self.keys
+                else replace(anonymous, failure="invalid")
+            )
         if self.fault("scheme-case-sensitive"):
             scheme_ok = scheme == "Bearer"
         else:
@@ -387,7 +403,11 @@ class PetStoreDouble:
         if self.fault("long-description-500") and description and len(description) > 1000:
             raise Crash("value too long for type character varying(1000)")
         category = self.store.add(*self.as_stored(name, description))
-        status = 200 if self.fault("create-returns-200") else 201
+        status = 201
+        if self.fault("create-returns-200"):
+            status = 200
+        elif self.fault("create-returns-202"):
+            status = 202
         return self.json(self.render_category(category), status=status)
 
     def refuse_name(self, name: str) -> str | None:
@@ -493,6 +513,8 @@ class PetStoreDouble:
     def too_many_requests(self, decision: Decision, now: float) -> Response:
         status = 503 if self.fault("limit-503") else 429
         response = self.error(status, "rate_limited", "Too many requests: back off and retry.")
+        if self.fault("429-without-error-body"):
+            response = Response(status_code=status)
         if self.fault("no-retry-after"):
             return response
         retry_at = decision.retry_at if decision.retry_at is not None else now + 1
@@ -549,7 +571,8 @@ class PetStoreDouble:
             deprecation = "true" if self.fault("deprecation-true") else DEPRECATION
             response.headers["Deprecation"] = deprecation
         if not self.fault("no-sunset-header"):
-            response.headers["Sunset"] = SUNSET_ISO if self.fault("sunset-iso-date") else SUNSET
+            sunset = SUNSET_PAST if self.fault("sunset-in-past") else SUNSET
+            response.headers["Sunset"] = SUNSET_ISO if self.fault("sunset-iso-date") else sunset
             response.headers.append("Link", SUNSET_LINK)
 
 
@@ -573,6 +596,11 @@ def encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def base_path(faults: Iterable[str]) -> str:
+    """Where the interface is served: /v1, or /api for the fault that drops the version."""
+    return "/api" if "served-under-api" in faults else "/v1"
 
 
 def build_app(config: DoubleConfig) -> ASGIApp:

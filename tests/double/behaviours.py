@@ -257,6 +257,31 @@ FAULTS: dict[str, Fault] = {
         "GEN-NO-SERVER-ERROR",
         "Descriptions over 1000 characters overflow the database column: 500.",
     ),
+    "orders-want-api-key-header": Fault(
+        "AUTH-BEARER-ACCEPTED",
+        "GET /store/orders, run by another team, reads the key from `X-API-Key` and answers "
+        "401 to the documented bearer token.",
+    ),
+    "create-returns-202": Fault(
+        "GEN-DOCUMENTED-STATUS",
+        "POST /categories answers 202 Accepted (creation queued), an undocumented status.",
+    ),
+    "served-under-api": Fault(
+        "VER-V1-PREFIX",
+        "The interface is served under /api instead of the versioned /v1.",
+    ),
+}
+
+# Deviations from SHOULD requirements: a warning, exit 0, and a failure only under --strict.
+WARNINGS: dict[str, Fault] = {
+    "sunset-in-past": Fault(
+        "DEP-SUNSET-FUTURE",
+        "The Sunset date announced by GET /pets/{petId} has already passed.",
+    ),
+    "429-without-error-body": Fault(
+        "ERR-429-BODY",
+        "A 429 has an empty body (the document does not show the 429 body).",
+    ),
 }
 
 
@@ -301,7 +326,7 @@ class UnknownBehaviour(ValueError):
 def check_names(faults: Iterable[str], variants: Iterable[str]) -> None:
     """Raise UnknownBehaviour naming the first fault or variant that does not exist."""
     for name in faults:
-        if name not in FAULTS:
+        if name not in FAULTS and name not in WARNINGS:
             raise UnknownBehaviour(f"unknown fault {name!r}")
     for name in variants:
         if name not in VARIANTS:
