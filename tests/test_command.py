@@ -425,10 +425,28 @@ def test_budget_too_small_is_no_verdict(
     assert_no_key_anywhere(finished, (main, spare))
 
 
+def test_pytest_refusing_its_options_is_no_verdict_whatever_an_old_statement_says(
+    tmp_path: Path, reference_with_keys: tuple[str, str, str]
+) -> None:
+    base_url, main, spare = reference_with_keys
+    stale = tmp_path / "reports" / "conformance.json"
+    stale.parent.mkdir()
+    stale.write_text('{"verdict": "conformant", "run_id": "an-earlier-run"}')
+    environment = {"PETSTORE_API_KEY": main, "PETSTORE_SPARE_API_KEY": spare}
+    finished = run_command(
+        checker("--base-url", base_url, "--", "--no-such-pytest-option"),
+        tmp_path,
+        environment,
+        QUICK_TIMEOUT,
+    )
+    assert finished.status == 2, finished.describe()
+    assert finished.stdout.strip().splitlines()[-1].startswith("petstore-conformance: no verdict")
+    assert "Traceback" not in finished.output
+
+
 # --- 6. Not conformant ------------------------------------------------------------------------
-# `--strict` turning a SHOULD-only problem into exit 1 is not tested here: every fault of the
-# test double breaks a MUST requirement (tests/double/behaviours.py), none DEP-SUNSET-FUTURE or
-# ERR-429-BODY alone.
+# `--strict` turning a SHOULD-only problem into exit 1 is tested with the double's WARNINGS in
+# tests/test_verdicts.py.
 
 
 def test_a_must_failure_is_exit_1_naming_the_requirement(tmp_path: Path) -> None:
