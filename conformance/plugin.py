@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pytest_html import extras
 
 from conformance import checks
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
@@ -25,6 +26,7 @@ from conformance.settings import (
     from_environment,
     resolve,
 )
+from conformance.spec import catalogue
 from conformance.verdict import Verdict, decide
 
 SUITE_PACKAGE = "conformance.suite"
@@ -173,8 +175,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def blocking(results: list[checks.CheckResult], strict: bool) -> list[checks.CheckResult]:
-    from conformance.spec import catalogue
-
+    """The failures that fail a test: MUST ones, and SHOULD ones too when strict."""
     return [
         r
         for r in results
@@ -215,7 +216,7 @@ def pytest_runtest_call(item: pytest.Item):
 
 def stop_reason(error: Exception) -> str:
     if isinstance(error, BudgetExhausted):
-        return f"the request budget is spent ({error}); raise --max-requests"
+        return f"{error}; raise --max-requests"
     return str(error)
 
 
@@ -229,8 +230,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     item.user_properties.append(("requirements", " ".join(report.requirement_ids)))
     failures = [result for result in results if not result.passed]
     if failures:
-        from pytest_html import extras
-
         report.extras = [*getattr(report, "extras", []), extras.html(html.evidence_html(failures))]
     return report
 
