@@ -339,9 +339,15 @@ def probe_counts_double(c: httpx.Client) -> None:
     assert second.headers["x-ratelimit-remaining"] == "56"
 
 
+def await_fresh_window() -> None:
+    """Sleep until the next window starts (the double's windows are aligned to the epoch), so a
+    probe has the whole window even on a busy machine."""
+    time.sleep(MINUTE - time.time() % MINUTE + 0.05)
+
+
 def remaining_until_refused(c: httpx.Client, key: str = "tiny-key") -> list[str]:
     """X-RateLimit-Remaining of each response, in a fresh window, up to the first refusal."""
-    time.sleep(MINUTE - time.time() % MINUTE + 0.05)
+    await_fresh_window()
     seen = []
     for _ in range(10):
         response = c.get("/categories", headers=bearer(key))
@@ -373,6 +379,7 @@ def probe_never_resets(c: httpx.Client) -> None:
 
 
 def probe_shared(c: httpx.Client) -> None:
+    await_fresh_window()
     exhaust(c, "tiny-key")
     assert c.get("/categories", headers=bearer("other-tiny-key")).status_code == 429
 
@@ -538,10 +545,8 @@ def probe_large_ids(c: httpx.Client) -> None:
 
 
 def probe_ban(c: httpx.Client) -> None:
-    # Begin as a window begins: the burst and the three early requests then fit in it even on a
-    # busy machine (the ban needs them before the announced retry time).
-    reset = int(c.get("/categories", headers=bearer("tiny-key")).headers["x-ratelimit-reset"])
-    time.sleep(max(0.0, reset - time.time() + 0.05))
+    # The ban needs the three early requests before the announced retry time: the whole window.
+    await_fresh_window()
     exhaust(c, "tiny-key")
     for _ in range(3):
         response = c.get("/categories", headers=bearer("tiny-key"))
