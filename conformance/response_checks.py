@@ -19,6 +19,9 @@ RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit
 MINUTE, DAY = 60, 86_400
 # Date has one-second resolution and Reset is rounded to whole seconds: one second either way.
 CLOCK_TOLERANCE = 1.0
+# Servers cache their Date (uvicorn refreshes it about once a second, later under load): a stale
+# Date only makes Reset look further ahead, so the window's far end gets a few seconds more.
+STALE_DATE_TOLERANCE = 5.0
 _INTEGER = re.compile(r"^\s*\d+\s*$")
 _BEARER_CHALLENGE = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
 _QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -125,7 +128,7 @@ def check_reset_time(exchange: Exchange, values: dict[str, int], settings: Setti
         problem = (
             f"{reset} is {now - reset:.0f} s before the response's Date: in the past or a delay"
         )
-    elif reset > now + window + tolerance:
+    elif reset > now + window + max(tolerance, STALE_DATE_TOLERANCE):
         problem = f"{reset} is {reset - now:.0f} s ahead, beyond a {window} s window"
     else:
         problem = None

@@ -52,7 +52,8 @@ def test_headers_on_every_status(reference_server):
         assert response.status_code == int(status)
         limit, remaining, reset = rate_limit_headers(response)
         now = _server_time(response)
-        assert now - 1 <= reset <= now + 60 + 1, (status, reset, now)
+        # uvicorn's Date may lag under load; the local clock (same host) bounds the far end.
+        assert now - 1 <= reset <= time.time() + 60 + 1, (status, reset, now)
         if response.status_code != 401:
             assert limit == 7
             remaining_seen.append(remaining)

@@ -174,11 +174,11 @@ def test_remaining_from_zero_up_to_the_limit_is_valid(remaining):
         (NOW, True),  # exactly at Date: the window resets now
         (NOW - 1, True),  # within the one-second tolerance
         (NOW + 60, True),  # a whole minute ahead, for the per-minute limit
-        (NOW + 61, True),
+        (NOW + 65, True),  # a Date up to five seconds stale (cached by the server)
         (NOW * 1000, False),  # milliseconds
         (30, False),  # a delay, not a time
         (NOW - 5, False),  # in the past
-        (NOW + 62, False),  # beyond the one-minute window of the per-minute figure
+        (NOW + 66, False),  # beyond the one-minute window of the per-minute figure
         (NOW + 3600, False),
     ],
 )
@@ -197,7 +197,7 @@ def test_reset_of_the_daily_figure_may_be_hours_ahead():
 
 
 def test_reset_beyond_a_day_fails_even_for_the_daily_figure():
-    outcome = observed(exchange(limit="1000", remaining="900", reset=str(NOW + 86_400 + 5)))
+    outcome = observed(exchange(limit="1000", remaining="900", reset=str(NOW + 86_400 + 6)))
     assert outcome["LIM-RESET-UNIX-TIME"] == [False]
 
 
