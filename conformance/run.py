@@ -48,6 +48,18 @@ class Run:
             {key: category.get(key) for key in ("id", "name") if key in category}
         )
 
+    def remember_created(self, exchange: Exchange) -> None:
+        """A served POST may have created a category (even one a faulty server should have
+        refused): list it in the report all the same."""
+        if not 200 <= exchange.status < 300:
+            return
+        try:
+            body = exchange.json()
+        except ValueError:
+            return
+        if isinstance(body, dict):
+            self.remember_category(body)
+
     def close(self) -> None:
         self.client.close()
         if self.reference is not None:

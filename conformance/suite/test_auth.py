@@ -109,13 +109,8 @@ def send(
         kwargs["json"] = {"name": run.unique_name("auth")}
     exchange = client.request(operation.method, operation.path, **kwargs)
     skip_if_throttled(exchange)
-    if operation.has_body and 200 <= exchange.status < 300:
-        try:
-            created = exchange.json()
-        except ValueError:
-            created = None
-        if isinstance(created, dict):
-            run.remember_category(created)
+    if operation.has_body:
+        run.remember_created(exchange)
     return exchange
 
 

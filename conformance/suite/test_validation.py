@@ -28,17 +28,6 @@ from conformance.suite.throttling import skip_if_throttled
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
-def remember_if_created(run: Any, exchange: Any) -> None:
-    """A faulty server may create what it should refuse: list it in the report all the same."""
-    if 200 <= exchange.status < 300:
-        try:
-            body = exchange.json()
-        except ValueError:
-            return
-        if isinstance(body, dict):
-            run.remember_category(body)
-
-
 def post_raw(client: Any, body: bytes, headers: dict[str, str] | None = None) -> Any:
     return client.post("/categories", content=body, headers=headers or JSON_HEADERS)
 
@@ -53,7 +42,7 @@ def post_raw(client: Any, body: bytes, headers: dict[str, str] | None = None) ->
 def test_new_category_without_name_is_400(client, run, body):
     exchange = client.post("/categories", json=body)
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "VAL-MISSING-FIELD-400",
         exchange.status == 400,
@@ -70,7 +59,7 @@ def test_field_of_wrong_type_is_400(client, run, field, kind):
     body[field] = WRONG_TYPE_VALUES[kind]
     exchange = client.post("/categories", json=body)
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "VAL-INVALID-VALUE-400",
         exchange.status == 400,
@@ -83,7 +72,7 @@ def test_field_of_wrong_type_is_400(client, run, field, kind):
 def test_missing_body_is_400(client, run):
     exchange = post_raw(client, b"")
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "VAL-MALFORMED-BODY-400",
         exchange.status == 400,
@@ -96,7 +85,7 @@ def test_missing_body_is_400(client, run):
 def test_malformed_json_is_400(client, run):
     exchange = post_raw(client, MALFORMED_JSON)
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "VAL-MALFORMED-BODY-400",
         exchange.status == 400,
@@ -111,7 +100,7 @@ def test_json_that_is_not_an_object_is_400(client, run, kind):
     body = non_object_body(kind, run.unique_name(f"val-{kind}-body"))
     exchange = post_raw(client, body)
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "VAL-MALFORMED-BODY-400",
         exchange.status == 400,
@@ -128,7 +117,7 @@ def test_body_not_sent_as_json_is_refused(client, run, content_type):
     body = json.dumps({"name": run.unique_name("val-media-type")}).encode("utf-8")
     exchange = post_raw(client, body, {"Content-Type": content_type})
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "VAL-CONTENT-TYPE",
         exchange.status in (400, 415),
@@ -143,7 +132,7 @@ def test_oversized_body_is_not_a_server_error(client, run):
     body = {"name": run.unique_name("val-oversized"), "description": "x" * (1024 * 1024)}
     exchange = client.post("/categories", json=body)
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "GEN-NO-SERVER-ERROR",
         exchange.status < 500,
@@ -159,7 +148,7 @@ def test_long_description_is_accepted_or_refused(client, run):
     body = {"name": run.unique_name("val-long-description"), "description": description}
     exchange = client.post("/categories", json=body)
     skip_if_throttled(exchange)
-    remember_if_created(run, exchange)
+    run.remember_created(exchange)
     expect(
         "GEN-NO-SERVER-ERROR",
         exchange.status < 500,
