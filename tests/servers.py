@@ -9,9 +9,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import httpx
 
 ANNOUNCEMENT = re.compile(r"^petstore-reference listening on (http://\S+/v1)$")
 STARTUP_TIMEOUT = 20.0
@@ -145,3 +148,14 @@ def rate_limit_headers(response) -> tuple[int, int, int]:  # noqa: ANN001 - an h
     limit, remaining, reset = values
     assert remaining <= limit, values
     return limit, remaining, reset
+
+
+@contextmanager
+def reference_client(keys: Sequence[str]) -> Iterator[httpx.Client]:
+    """An httpx client on a freshly started reference (60-second minute), stopped afterwards."""
+    server = start_reference(reference_args(keys))
+    try:
+        with httpx.Client(base_url=server.base_url, timeout=10) as http:
+            yield http
+    finally:
+        server.stop()

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import base64
 
-import httpx
 import pytest
 
-from tests.servers import assert_error, rate_limit_headers, reference_args, start_reference
+from tests.servers import assert_error, rate_limit_headers, reference_client
 
 KEY = "auth-test-key-1"
 
@@ -21,10 +20,8 @@ OPERATIONS = [
 
 @pytest.fixture(scope="module")
 def client():
-    server = start_reference(reference_args([f"{KEY}:business"]))
-    with httpx.Client(base_url=server.base_url, timeout=10) as http:
+    with reference_client([f"{KEY}:business"]) as http:
         yield http
-    server.stop()
 
 
 BAD_CREDENTIALS = {

@@ -9,7 +9,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 import pytest
 
-from tests.servers import assert_error, rate_limit_headers, reference_args, start_reference
+from tests.servers import assert_error, rate_limit_headers, reference_client
 
 KEY = "endpoints-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -17,10 +17,8 @@ AUTH = {"Authorization": f"Bearer {KEY}"}
 
 @pytest.fixture(scope="module")
 def client():
-    server = start_reference(reference_args([f"{KEY}:pro"]))
-    with httpx.Client(base_url=server.base_url, timeout=10) as http:
+    with reference_client([f"{KEY}:pro"]) as http:
         yield http
-    server.stop()
 
 
 @pytest.mark.parametrize("pet_id,status", [("1", 200), ("2", 200), ("3", 200), ("999", 404)])

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
-from tests.servers import assert_error, rate_limit_headers, reference_args, start_reference
+from tests.servers import assert_error, rate_limit_headers, reference_client
 
 KEY = "validation-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -17,10 +16,8 @@ LIMIT = 64 * 1024
 
 @pytest.fixture(scope="module")
 def client():
-    server = start_reference(reference_args([f"{KEY}:business"]))
-    with httpx.Client(base_url=server.base_url, timeout=10) as http:
+    with reference_client([f"{KEY}:business"]) as http:
         yield http
-    server.stop()
 
 
 INVALID_BODIES = {
