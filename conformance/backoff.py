@@ -11,7 +11,9 @@ Time is read from a `Clock` so that unit tests can run hours of back-off in micr
 from __future__ import annotations
 
 import random
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
 from email.utils import parsedate_to_datetime
@@ -25,8 +27,11 @@ JITTER_FRACTION = 0.10
 """Up to 10 % extra wait, so that several clients limited together do not return together."""
 RESET_MARGIN = 1.0
 """`X-RateLimit-Reset` and `Date` have one-second resolution: wait one second more to be safe."""
-MAX_PLAUSIBLE_RESET_WAIT = 61.0
-"""A per-minute window resets within a minute; a longer announced wait is not trusted for pacing."""
+LONGEST_WAIT = 66.0
+"""The longest wait for a reset a run sits out: a minute's window, the five seconds a cached
+Date may lag behind, and one of rounding. A Reset further away reports a longer window (the
+day's), and is not trusted for pacing: should the server really be limiting, its 429 and
+`Retry-After` take over."""
 
 
 class Clock(Protocol):
@@ -94,9 +99,9 @@ def reset_wait(
 ) -> float | None:
     """How long to hold a key whose quota the server reports as spent, or None to not pace.
 
-    Only a plausible wait (0 < wait <= 61 s) is returned: a header that lies (a reset in the past,
-    or hours ahead because it reports the daily quota) must not stall the run; should the server
-    really be limiting, its 429 and `Retry-After` take over.
+    Only a plausible wait (0 < wait <= LONGEST_WAIT + RESET_MARGIN) is returned: a header that
+    lies (a reset in the past, or hours ahead because it reports the daily quota) must not stall
+    the run; should the server really be limiting, its 429 and `Retry-After` take over.
     """
     if remaining is None or reset is None:
         return None
@@ -109,7 +114,7 @@ def reset_wait(
     server_now = http_date_to_unix(date)
     reference = server_now if server_now is not None else wall_now
     wait = reset_at - reference + RESET_MARGIN
-    if 0 < wait <= MAX_PLAUSIBLE_RESET_WAIT:
+    if 0 < wait <= LONGEST_WAIT + RESET_MARGIN:
         return wait
     return None
 
@@ -118,6 +123,11 @@ def reset_wait(
 class _LabelState:
     blocked_until: float = 0.0
     consecutive_429s: int = 0
+    reason: str = ""  # what the block waits for, for the progress line
+
+
+WaitListener = Callable[[str, float, str], None]
+"""Told (label, seconds, reason) before a key sleeps out a block: the console says so."""
 
 
 @dataclass
@@ -125,20 +135,26 @@ class Pacer:
     """Per-label blocks: a label that was told to wait sends nothing until the wait is over.
 
     Labels are "main", "spare" and "none"; all unauthenticated requests share "none" because a
-    server limits those per client address.
+    server limits those per client address. Thread-safe: a spare key's exhaustion runs on a
+    thread of its own beside the main key's tests.
     """
 
     clock: Clock
     rng: random.Random
     max_wait: float
+    on_wait: WaitListener | None = None
     _states: dict[str, _LabelState] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    waited: dict[str, float] = field(default_factory=dict)
+    """Seconds each label spent waiting out blocks: what the run cost in time, per key."""
 
     def _state(self, label: str) -> _LabelState:
         return self._states.setdefault(label, _LabelState())
 
     def remaining(self, label: str) -> float:
         """Seconds until `label` may send again (0 when it may send now)."""
-        return max(0.0, self._state(label).blocked_until - self.clock.now())
+        with self._lock:
+            return max(0.0, self._state(label).blocked_until - self.clock.now())
 
     def wait_until_ready(self, label: str) -> float:
         """Sleep until `label` may send; raise TargetThrottled rather than wait beyond max_wait."""
@@ -149,14 +165,21 @@ class Pacer:
                     f"key {label!r} is limited for {wait:.0f} s, "
                     f"longer than the {self.max_wait:.0f} s this run may wait"
                 )
+            if self.on_wait is not None:
+                self.on_wait(label, wait, self._state(label).reason)
             self.clock.sleep(wait)
             waited += wait
+        with self._lock:
+            self.waited[label] = self.waited.get(label, 0.0) + waited
         return waited
 
-    def block(self, label: str, wait: float) -> None:
+    def block(self, label: str, wait: float, reason: str = "") -> None:
         """Hold `label` for `wait` seconds from now (never shortening an existing block)."""
-        state = self._state(label)
-        state.blocked_until = max(state.blocked_until, self.clock.now() + wait)
+        with self._lock:
+            state = self._state(label)
+            until = self.clock.now() + wait
+            if until > state.blocked_until:
+                state.blocked_until, state.reason = until, reason
 
     def on_429(self, label: str, retry_after: float | None) -> float:
         """Record a 429 and block the label; returns the wait chosen.
@@ -165,20 +188,23 @@ class Pacer:
         answering `Retry-After: 1` still sees us slow down; jitter is added on top but never pushes
         an acceptable wait past max_wait.
         """
-        state = self._state(label)
-        state.consecutive_429s += 1
-        wait = exponential_delay(state.consecutive_429s)
-        if retry_after is not None:
-            wait = max(wait, retry_after)
-        jitter = self.rng.uniform(0.0, JITTER_FRACTION * wait)
+        with self._lock:
+            state = self._state(label)
+            state.consecutive_429s += 1
+            wait = exponential_delay(state.consecutive_429s)
+            jitter = self.rng.uniform(0.0, JITTER_FRACTION * max(wait, retry_after or 0.0))
+        reason = "exponential back-off after a 429"
+        if retry_after is not None and retry_after >= wait:
+            wait, reason = retry_after, "the Retry-After of its 429"
         # Jitter must not make an acceptable wait TargetThrottled, nor blur the wait it reports.
         jitter = 0.0 if wait > self.max_wait else min(jitter, self.max_wait - wait)
         wait += jitter
-        self.block(label, wait)
+        self.block(label, wait, reason)
         return wait
 
     def on_response(self, label: str, proactive_wait: float | None) -> None:
         """Record a non-429 response: the 429 streak ends; pace when the quota is reported spent."""
-        self._state(label).consecutive_429s = 0
+        with self._lock:
+            self._state(label).consecutive_429s = 0
         if proactive_wait is not None:
-            self.block(label, proactive_wait)
+            self.block(label, proactive_wait, "X-RateLimit-Reset (Remaining reached 0)")

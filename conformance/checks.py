@@ -8,6 +8,7 @@ failed test at the end of the call, and SHOULD failures into warnings.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,14 +42,23 @@ class Ledger:
     results: list[CheckResult] = field(default_factory=list)
     # Requirements a test found it cannot check against this target, and why.
     unavailable: dict[str, str] = field(default_factory=dict)
+    _by_test: dict[str, list[CheckResult]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, result: CheckResult) -> None:
+        with self._lock:  # the exhaustion of a spare key records from a thread of its own
+            self.results.append(result)
+            self._by_test.setdefault(result.test_id, []).append(result)
 
     def for_test(self, test_id: str) -> list[CheckResult]:
-        return [result for result in self.results if result.test_id == test_id]
+        with self._lock:
+            return list(self._by_test.get(test_id, []))
 
 
-# The suite runs one test at a time in one process: a module-level ledger is all it needs.
+# The suite runs one test at a time in one process, but a spare key's exhaustion runs beside
+# the other tests on a thread of its own: each thread says which test its checks belong to.
 _ledger = Ledger()
-_current_test = ""
+_current = threading.local()
 
 
 def ledger() -> Ledger:
@@ -62,12 +72,11 @@ def start_run() -> Ledger:
 
 
 def set_current_test(test_id: str) -> None:
-    global _current_test
-    _current_test = test_id
+    _current.test_id = test_id
 
 
 def current_test() -> str:
-    return _current_test
+    return getattr(_current, "test_id", "")
 
 
 def expect(
@@ -77,7 +86,7 @@ def expect(
     if requirement_id not in catalogue():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     passed = bool(condition)
-    ledger().results.append(CheckResult(requirement_id, passed, message, current_test(), exchange))
+    ledger().add(CheckResult(requirement_id, passed, message, current_test(), exchange))
     return passed
 
 

@@ -58,9 +58,12 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path) -> list[st
         "--tb=short",
         # The suite asserts through expect/require; rewriting would only cost start-up time.
         "--assert=plain",
-        *("--html", str(report_dir / "report.html"), "--self-contained-html"),
-        *("--junitxml", str(report_dir / "junit.xml")),
-        *("--report-dir", str(report_dir)),
+        # `--option=PATH` in one word: pytest takes a lone existing path for its rootdir, and
+        # the test ids would then be written relative to the report folder.
+        f"--html={report_dir / 'report.html'}",
+        "--self-contained-html",
+        f"--junitxml={report_dir / 'junit.xml'}",
+        f"--report-dir={report_dir}",
         *("--profile", arguments.profile or "full"),
         *extra,
     ]

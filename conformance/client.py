@@ -13,12 +13,14 @@ promises hold for the whole run, whatever a test does:
 
 from __future__ import annotations
 
+import contextlib
 import json as jsonlib
 import random
 import re
 import shlex
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -32,6 +34,7 @@ from conformance.backoff import (
     Pacer,
     SystemClock,
     TargetThrottled,
+    WaitListener,
     reset_wait,
     retry_after_seconds,
 )
@@ -268,7 +271,12 @@ class _Prepared:
 
 
 class ConformanceClient:
-    """Sends the suite's requests, one at a time, paced per key and inside the request budget."""
+    """Sends the suite's requests, paced per key and inside the request budget.
+
+    Requests go one at a time from each thread; `send_async` lets the exhaustion burst send
+    many at once on the key it exhausts. Bookkeeping is thread-safe, and `exclusive()` keeps
+    other threads from sending while a burst needs the target to itself.
+    """
 
     def __init__(
         self,
@@ -281,21 +289,26 @@ class ConformanceClient:
         clock: Clock | None = None,
         rng: random.Random | None = None,
         transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
         on_exchange: Callable[[Exchange], None] | None = None,
+        on_wait: WaitListener | None = None,
     ):
         self.base_url = base_url
         self.max_requests = max_requests
         self.timeout = timeout
         self._secrets = _Secrets(keys)
-        self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait)
+        self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait, on_wait)
         self._on_exchange = on_exchange
         self._exchanges: list[Exchange] = []
         self._sent_per_label: dict[str, int] = {}
+        self._async_transport = async_transport
+        self._lock = threading.Lock()  # budget, counts and the exchange list
+        self._gate = threading.RLock()  # held per send; held across a burst by `exclusive()`
         self._http = httpx.Client(
             transport=transport,
             timeout=timeout,
             follow_redirects=False,  # a redirect is something to check, not to follow silently
-            headers={"User-Agent": f"petstore-conformance/{__version__}"},
+            headers=self._default_headers(),
         )
 
     # -- public API -------------------------------------------------------------------------
@@ -340,17 +353,28 @@ class ConformanceClient:
 
     @property
     def exchanges(self) -> list[Exchange]:
-        """Every exchange of the run, in send order (a copy)."""
-        return list(self._exchanges)
+        """Every exchange of the run, in the order responses arrived (a copy)."""
+        with self._lock:
+            return list(self._exchanges)
 
     def requests_per_key(self) -> dict[str, int]:
         """Requests sent per key label, for the report: what the run cost each credential."""
-        return dict(self._sent_per_label)
+        with self._lock:
+            return dict(self._sent_per_label)
+
+    def set_wait_listener(self, listener: WaitListener | None) -> None:
+        """Who is told, before a key sleeps out a limit, how long and why."""
+        self._pacer.on_wait = listener
+
+    def seconds_waited_per_key(self) -> dict[str, float]:
+        """Seconds each key label spent waiting out limits and back-off."""
+        return dict(self._pacer.waited)
 
     @property
     def requests_sent(self) -> int:
         """Requests sent in all, including attempts that got no response."""
-        return sum(self._sent_per_label.values())
+        with self._lock:
+            return sum(self._sent_per_label.values())
 
     def wait_until_ready(self, key: str) -> float:
         """Block until the key label may send again; returns the seconds waited.
@@ -358,6 +382,49 @@ class ConformanceClient:
         Raises TargetThrottled when the wait would exceed max_wait.
         """
         return self._pacer.wait_until_ready(key)
+
+    def wait(self, key: str, seconds: float, reason: str) -> float:
+        """Hold the key label for `seconds` (a scenario waiting for a reset) and wait it out,
+        so that the wait is paced, counted and announced like any other."""
+        if seconds > 0:
+            self._pacer.block(key, seconds, reason)
+        return self._pacer.wait_until_ready(key)
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """While held, requests from other threads wait: a burst judged request by request
+        must not have another key's traffic, or the same key's, interleaved with it."""
+        with self._gate:
+            yield
+
+    @contextlib.asynccontextmanager
+    async def async_session(self, connections: int) -> AsyncIterator[httpx.AsyncClient]:
+        """An HTTP session for `send_async`, with as many connections as the burst sends at once."""
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        async with httpx.AsyncClient(
+            transport=self._async_transport,
+            timeout=self.timeout,
+            follow_redirects=False,
+            headers=self._default_headers(),
+            limits=limits,
+        ) as session:
+            yield session
+
+    async def send_async(
+        self, session: httpx.AsyncClient, method: str, path: str, *, key: str
+    ) -> Exchange:
+        """One request on `key`, sent without pacing (a burst judges its own), inside the budget,
+        recorded and checked like any other; 429s are not retried."""
+        prepared = self._prepare(method, path, key, None, None, None, UNSET, None)
+        self._count_against_budget(prepared.label)
+        request = self._build(prepared)
+        started_at, started = time.time(), time.perf_counter()
+        try:
+            response = await session.send(request)
+        except httpx.TransportError as error:
+            raise self._unreachable(error, request) from None
+        elapsed = time.perf_counter() - started
+        return self._after_response(prepared.label, request, response, started_at, elapsed, False)
 
     def close(self) -> None:
         self._http.close()
@@ -417,31 +484,61 @@ class ConformanceClient:
 
     def _send_once(self, prepared: _Prepared, pace: bool = True) -> Exchange:
         """One attempt: budget, pacing, send, record, learn from the response, report."""
-        if self.max_requests is not None and self.requests_sent >= self.max_requests:
-            raise BudgetExhausted(
-                f"the request budget of {self.max_requests} requests is spent "
-                f"(per key: {self._sent_per_label})"
-            )
-        self._pacer.wait_until_ready(prepared.label)
-        request = self._build(prepared)
-        self._sent_per_label[prepared.label] = self._sent_per_label.get(prepared.label, 0) + 1
-        started_at = time.time()
-        started = time.perf_counter()
+        self._count_against_budget(prepared.label)
+        while True:
+            self._pacer.wait_until_ready(prepared.label)
+            self._gate.acquire()
+            # A burst on another thread may have limited this key while we waited for the gate.
+            if self._pacer.remaining(prepared.label) <= 0:
+                break
+            self._gate.release()
         try:
-            response = self._http.send(request)
-        except httpx.LocalProtocolError as error:
-            # Our own request was not valid HTTP: a defect of the suite, not of the target.
-            raise ValueError(f"cannot send this request: {error}") from None
-        except httpx.TransportError as error:
-            reason = _unreachable_reason(error, self.timeout)
-            where = self._secrets.redact(str(request.url))
-            raise TargetUnreachable(f"cannot reach {where}: {reason}") from None
-        elapsed = time.perf_counter() - started
-        exchange = self._record(prepared.label, request, response, started_at, elapsed)
-        self._learn(prepared.label, exchange, pace)
+            request = self._build(prepared)
+            started_at, started = time.time(), time.perf_counter()
+            try:
+                response = self._http.send(request)
+            except httpx.LocalProtocolError as error:
+                # Our own request was not valid HTTP: a defect of the suite, not of the target.
+                raise ValueError(f"cannot send this request: {error}") from None
+            except httpx.TransportError as error:
+                raise self._unreachable(error, request) from None
+            elapsed = time.perf_counter() - started
+        finally:
+            self._gate.release()
+        return self._after_response(prepared.label, request, response, started_at, elapsed, pace)
+
+    def _count_against_budget(self, label: str) -> None:
+        with self._lock:
+            sent = sum(self._sent_per_label.values())
+            if self.max_requests is not None and sent >= self.max_requests:
+                raise BudgetExhausted(
+                    f"the request budget of {self.max_requests} requests is spent "
+                    f"(per key: {self._sent_per_label})"
+                )
+            self._sent_per_label[label] = self._sent_per_label.get(label, 0) + 1
+
+    def _unreachable(self, error: httpx.TransportError, request: httpx.Request) -> Exception:
+        reason = _unreachable_reason(error, self.timeout)
+        where = self._secrets.redact(str(request.url))
+        return TargetUnreachable(f"cannot reach {where}: {reason}")
+
+    def _after_response(
+        self,
+        label: str,
+        request: httpx.Request,
+        response: httpx.Response,
+        started_at: float,
+        elapsed: float,
+        pace: bool,
+    ) -> Exchange:
+        exchange = self._record(label, request, response, started_at, elapsed)
+        self._learn(label, exchange, pace)
         if self._on_exchange is not None:
             self._on_exchange(exchange)
         return exchange
+
+    def _default_headers(self) -> dict[str, str]:
+        return {"User-Agent": f"petstore-conformance/{__version__}"}
 
     def _build(self, prepared: _Prepared) -> httpx.Request:
         headers = dict(prepared.headers)
@@ -496,7 +593,7 @@ class ConformanceClient:
         body = request.content.decode("utf-8", errors="replace") or None
         full_body = redact(response.text)
         exchange = Exchange(
-            id=len(self._exchanges) + 1,
+            id=0,  # numbered below, in the order responses are recorded
             key_label=label,
             method=request.method,
             url=redact(str(request.url)),
@@ -512,7 +609,9 @@ class ConformanceClient:
             _full_body=full_body,
             _curl=self._curl_line(request.method, str(request.url), sent_headers, body),
         )
-        self._exchanges.append(exchange)
+        with self._lock:
+            exchange.id = len(self._exchanges) + 1
+            self._exchanges.append(exchange)
         return exchange
 
     def _curl_line(

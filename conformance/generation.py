@@ -27,6 +27,7 @@ import hypothesis.errors
 from hypothesis import strategies as st
 
 from conformance import spec
+from conformance.settings import exhaustion_reserve
 
 NAME_LIMIT = 100
 """The longest name (and description) a server must accept (DESIGN strictness policy)."""
@@ -37,10 +38,11 @@ GENERATED_REQUEST_TARGET = 120
 """Requests the generated tests aim to spend on a full run whose budget has room for them."""
 GENERATED_SHARE = 0.3
 """Of the budget left after the exhaustion reserve, the part the generated tests may spend; the
-rest is the hand-written scenarios'. With the default full budget (400 + the per-minute figure
-+ 10) this gives exactly the target: 0.3 * 400 = 120."""
-EXHAUSTION_MARGIN = 10
-"""Requests the exhaustion scenario needs beyond the per-minute figure (settings.budget)."""
+rest is the hand-written scenarios'. With the default full budget (settings.SCENARIO_BUDGET =
+400, plus the reserve) this gives exactly the target: 0.3 * 400 = 120."""
+MAIN_KEY_SCENARIOS = 50
+"""Requests the hand-written scenarios count against the main key's own limit."""
+MAIN_KEY_MARGIN = 15
 DEFAULT_PER_MINUTE = 60
 
 SHARES: tuple[tuple[str, int], ...] = (
@@ -126,20 +128,20 @@ def case_query(case: Any) -> dict[str, str] | None:
 # -- budget -----------------------------------------------------------------------------------
 
 
-def exhaustion_reserve(per_minute: int | None) -> int:
-    """Requests the run must keep for exhausting a key: a minute's quota and a margin."""
-    return min(per_minute or DEFAULT_PER_MINUTE, 1_000) + EXHAUSTION_MARGIN
-
-
 def generated_request_budget(budget: int | None, per_minute: int | None) -> int:
     """Requests the generated tests may spend in all, out of a run's `budget`.
 
-    Never more than GENERATED_REQUEST_TARGET, and never any of what exhausting a key needs.
+    Never more than GENERATED_REQUEST_TARGET, never any of what exhausting a key needs, and on a
+    small plan no more than lets the main key's whole run fit in two of its windows: on a real
+    minute, each window more the main key needs is a minute more of waiting, and past a
+    hundred requests generated ones buy little more evidence.
     """
+    room = max(30, 2 * (per_minute or DEFAULT_PER_MINUTE) - MAIN_KEY_SCENARIOS - MAIN_KEY_MARGIN)
     if budget is None:
-        return GENERATED_REQUEST_TARGET
+        return min(GENERATED_REQUEST_TARGET, room)
     available = budget - exhaustion_reserve(per_minute)
-    return max(0, min(GENERATED_REQUEST_TARGET, math.floor(available * GENERATED_SHARE)))
+    share = math.floor(available * GENERATED_SHARE)
+    return max(0, min(GENERATED_REQUEST_TARGET, room, share))
 
 
 def allocate(total: int, shares: tuple[tuple[str, int], ...] = SHARES) -> dict[str, int]:

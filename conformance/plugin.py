@@ -6,15 +6,18 @@ installed, so it stays inert until a test of `conformance.suite` asks for the `r
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 from pytest_html import extras
 
 from conformance import checks
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
+from conformance.progress import Progress
 from conformance.reports import html, statement
 from conformance.run import NoVerdict, Run, open_run
 from conformance.settings import (
@@ -56,6 +59,7 @@ class State:
     stopped: str | None = None  # why the remaining tests are skipped
     broken_tests: list[str] = field(default_factory=list)
     verdict: Verdict | None = None
+    progress: Progress = field(default_factory=lambda: Progress(None))
 
 
 STATE = pytest.StashKey[State]()
@@ -92,9 +96,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("the conformance suite runs in one process; drop -n")
     config.addinivalue_line("markers", "smoke: also runs in the read-only smoke profile")
     config.addinivalue_line("markers", "exhausts: spends a key's quota; runs last, never in smoke")
+    config.addinivalue_line(
+        "markers", "history: judges the run's traffic so far; runs after all but the exhaustion"
+    )
     # The command's preflight already recorded checks in the current ledger: keep them.
     config.stash[STATE] = State(
-        ledger=checks.ledger() if provided_run(config) else checks.start_run()
+        ledger=checks.ledger() if provided_run(config) else checks.start_run(),
+        progress=Progress(console_stream(), lambda: terminal_mid_line(config)),
     )
     report_dir = config.getoption("petstore_report_dir")
     # Under plain pytest, --report-dir asks for all three reports, like the command writes.
@@ -103,6 +111,22 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.self_contained_html = True
     if report_dir and not config.option.xmlpath:
         config.option.xmlpath = str(Path(report_dir) / "junit.xml")
+
+
+def console_stream() -> TextIO | None:
+    """A stream to the console that pytest's output capture does not swallow: a duplicate of
+    stdout, taken now, before any test runs with its output captured."""
+    try:
+        return os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def terminal_mid_line(config: pytest.Config) -> bool:
+    """Whether pytest left its current line unfinished (a row of progress dots)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    writer = getattr(reporter, "_tw", None)
+    return bool(getattr(writer, "width_of_current_line", 0))
 
 
 def is_suite_item(item: pytest.Item) -> bool:
@@ -126,8 +150,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in suite:
             if item.get_closest_marker("smoke") is None:
                 item.add_marker(skip)
-    # Exhausting a key comes last, so nothing else runs on a key that has just been limited.
-    items.sort(key=lambda item: item.get_closest_marker("exhausts") is not None)
+    # Exhausting a key comes last, so nothing else runs on a key that has just been limited;
+    # judging the run's traffic comes just before, when every other test has sent its own.
+    items.sort(key=run_order)
+
+
+def run_order(item: pytest.Item) -> int:
+    if item.get_closest_marker("exhausts"):
+        return 2
+    return 1 if item.get_closest_marker("history") else 0
 
 
 @pytest.fixture(scope="session")
@@ -136,6 +167,7 @@ def run(request: pytest.FixtureRequest) -> Run:
     state = request.config.stash[STATE]
     if state.run is None:
         state.run = provided_run(request.config) or open_or_exit(request.config)
+        state.run.attach_progress(state.progress)
     return state.run
 
 

@@ -1,17 +1,31 @@
-"""Reading a run of responses on one key as a rate limiter's story, and judging it fairly.
+"""Reading a key's responses as a rate limiter's story, and judging it fairly.
 
-Fairness rules (DESIGN.md): a limiter may use fixed or sliding windows, and the headers may
-report the per-minute or the per-day limit. So two consecutive responses are compared only when
-they speak of the same window (same Limit and same Reset): a new window, or a sliding window
-giving requests back, moves the Reset and ends the comparison.
+Fairness rules (DESIGN.md): a limiter may use fixed or sliding windows; the headers may report
+the per-minute or the per-day limit; and the responses of a concurrent burst arrive in any order.
+So responses are grouped by window (same Limit, same Reset) and judged as sets of values, not
+one after the other; and only a window's *settled* responses are compared: those handled more
+than a second before its Reset. A sliding window gives a request back only as its oldest request
+expires, which moves Reset; with Reset in whole seconds, the move may not show until that last
+second, so the last second of a window proves nothing about counting.
 """
 
 from __future__ import annotations
 
+import email.utils
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from conformance.client import Exchange
-from conformance.response_checks import rate_limit_values, server_time
+from conformance.response_checks import rate_limit_values
+
+SETTLE_MARGIN = 1.0
+"""Seconds before Reset after which a sliding window may have given requests back unseen."""
+RISE_TOLERANCE = 2
+"""A sliding-window counter may give back a request or two as time passes, within one Reset."""
+MIN_STEPS = 3
+"""Counting is judged on at least this many steps (requests after the first, in settled windows)."""
 
 
 @dataclass(frozen=True)
@@ -21,7 +35,7 @@ class Snapshot:
     exchange: Exchange
     limit: int | None
     remaining: int | None
-    reset: int | None
+    reset: float | None
 
     @property
     def status(self) -> int:
@@ -32,70 +46,231 @@ class Snapshot:
         return 200 <= self.status < 300
 
     @property
-    def server_now(self) -> float:
-        return server_time(self.exchange)[0]
+    def counted(self) -> bool:
+        """Let through by the limiter, so counted against the quota: every status but a 429,
+        whatever the handler then made of the request (a 400, a 404). A 5xx proves nothing."""
+        return self.status != 429 and self.status < 500
+
+    @property
+    def complete(self) -> bool:
+        return None not in (self.limit, self.remaining, self.reset)
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.exchange.method} {urlsplit(self.exchange.url).path}"
+
+    @property
+    def received(self) -> float:
+        return self.exchange.started_at + self.exchange.elapsed
+
+
+def date_of(exchange: Exchange) -> float | None:
+    text = exchange.header("Date")
+    if not text:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+@dataclass(frozen=True)
+class ServerClock:
+    """The server's clock, read through our own: `offset` is server time minus ours.
+
+    Each `Date` header gives a lower bound of the offset (Date is truncated to the second, and
+    servers cache it, so it is never ahead of the time the response was made). The largest
+    bound over many responses is tight: some response always comes just after Date ticks. A
+    server without Date is taken to keep our time.
+    """
+
+    offset: float = 0.0
+
+    @classmethod
+    def of(cls, exchanges: Iterable[Exchange]) -> ServerClock:
+        bounds = [
+            date - (e.started_at + e.elapsed) for e in exchanges if (date := date_of(e)) is not None
+        ]
+        return cls(max(bounds) if bounds else 0.0)
+
+    def handled_by(self, seen: Snapshot) -> float:
+        """Server time by which the request had been handled (when we had its response)."""
+        return seen.received + self.offset
+
+    def handled_from(self, seen: Snapshot) -> float:
+        """Server time before which the request cannot have been handled (when we sent it)."""
+        return seen.exchange.started_at + self.offset
+
+    def settled(self, seen: Snapshot) -> bool:
+        """Handled early enough in its window that no sliding window can have given back a
+        request it does not show."""
+        return seen.reset is not None and self.handled_by(seen) <= seen.reset - SETTLE_MARGIN
+
+    def seconds_until(self, target: float) -> float:
+        """Seconds from now until the server's clock has surely passed `target`."""
+        return target - (time.time() + self.offset) + 0.05
 
 
 def snapshot(exchange: Exchange) -> Snapshot:
     values = rate_limit_values(exchange) or {}
+
+    def whole(name: str) -> int | None:
+        value = values.get(name)
+        return int(value) if value is not None else None
+
     return Snapshot(
         exchange,
-        values.get("X-RateLimit-Limit"),
-        values.get("X-RateLimit-Remaining"),
+        whole("X-RateLimit-Limit"),
+        whole("X-RateLimit-Remaining"),
         values.get("X-RateLimit-Reset"),
     )
 
 
-def same_window(first: Snapshot, then: Snapshot) -> bool:
-    return (
-        first.reset is not None
-        and first.reset == then.reset
-        and first.limit == then.limit
-        and first.remaining is not None
-        and then.remaining is not None
-    )
+def of_the_key(exchanges: Iterable[Exchange], label: str) -> list[Snapshot]:
+    """The responses that speak of `label`'s own quota, in the order they were sent. A 401 is
+    not: the server did not recognise the key, so it counted the request against someone else."""
+    mine = [e for e in exchanges if e.key_label == label and e.status != 401]
+    return [snapshot(e) for e in sorted(mine, key=lambda e: e.started_at)]
 
 
-def drops(history: list[Snapshot]) -> list[int]:
-    """How much Remaining fell between consecutive served responses of one window."""
-    return [
-        first.remaining - then.remaining
-        for first, then in zip(history, history[1:], strict=False)
-        if first.served and then.served and same_window(first, then)
-    ]
+def windows(history: Iterable[Snapshot]) -> list[list[Snapshot]]:
+    """The responses with readable headers, grouped by window (same Limit and Reset)."""
+    groups: dict[tuple[int, float], list[Snapshot]] = {}
+    for seen in history:
+        if seen.complete:
+            groups.setdefault((seen.limit, seen.reset), []).append(seen)  # type: ignore[arg-type]
+    return list(groups.values())
 
 
-def counting_problem(history: list[Snapshot]) -> str | None:
-    """Remaining must fall by one per request: never by more, and not stand still throughout."""
-    steps = drops(history)
-    if any(step > 1 for step in steps):
-        return f"Remaining fell by {max(steps)} for one request (steps seen: {steps[:12]})"
-    if len(steps) >= 2 and 1 not in steps:
-        return f"Remaining did not count the requests (steps seen: {steps[:12]})"
+@dataclass(frozen=True)
+class Counting:
+    """How Remaining fell across the settled, served responses of each window."""
+
+    steps: int  # requests judged after the first of each window
+    fall: int  # how far Remaining fell over them
+
+    @property
+    def judged(self) -> bool:
+        return self.steps >= MIN_STEPS
+
+    @property
+    def problem(self) -> str | None:
+        if not self.judged:
+            return None
+        rate = self.fall / self.steps
+        if rate < 0.5:
+            return (
+                f"over {self.steps} requests that followed others in the same windows, it fell "
+                f"by {self.fall} in all: it does not count the requests"
+            )
+        if rate > 1.5:
+            return (
+                f"over {self.steps} requests that followed others in the same windows, it fell "
+                f"by {self.fall} in all: {rate:.1f} per request, not one"
+            )
+        return None
+
+
+def counting(history: Iterable[Snapshot], clock: ServerClock) -> Counting:
+    """Order-free: in each window, the settled counted responses' Remaining values span as many
+    as there were requests. A value of 0 counts once (a server past its limit stays at 0: that
+    is LIM-429-WHEN-EXCEEDED's business, not counting's)."""
+    steps = fall = 0
+    for window in windows(history):
+        values = [s.remaining for s in window if s.counted and clock.settled(s)]
+        values = [v for v in values if v] + ([0] if 0 in values else [])  # type: ignore[misc]
+        if len(values) >= 2:
+            steps += len(values) - 1
+            fall += max(values) - min(values)
+    return Counting(steps, fall)
+
+
+def served_beyond_limit(
+    history: list[Snapshot], counting_holds: bool, clock: ServerClock
+) -> Snapshot | None:
+    """A request served although its window's quota was spent: a second settled response
+    showing Remaining 0 (when Remaining is known to count), or more settled responses served in
+    one window than its Limit."""
+    for window in windows(history):
+        served = sorted(
+            (s for s in window if s.served and clock.settled(s)), key=lambda s: s.received
+        )
+        zeros = [s for s in served if s.remaining == 0]
+        if counting_holds and len(zeros) > 1:
+            return zeros[-1]
+        if served and len(served) > served[0].limit:  # type: ignore[operator]
+            return served[-1]
     return None
 
 
-def served_beyond_limit(history: list[Snapshot]) -> Snapshot | None:
-    """A request served although the previous response of the same window showed Remaining 0."""
-    for first, then in zip(history, history[1:], strict=False):
-        if first.remaining == 0 and then.served and same_window(first, then):
-            return then
+def refused_within_quota(
+    history: list[Snapshot], per_minute: int | None, clock: ServerClock
+) -> Snapshot | None:
+    """A settled 429 in a window of the per-minute limit where no served response showed
+    Remaining 0: the request was refused while quota was left. (When the headers report the
+    daily limit, a 429 from the per-minute limit is legitimate whatever Remaining says.)"""
+    for window in windows(history):
+        if window[0].limit != per_minute:
+            continue
+        refused = [s for s in window if s.status == 429 and clock.settled(s)]
+        if refused and not any(s.served and s.remaining == 0 for s in window):
+            return min(refused, key=lambda s: s.received)
     return None
 
 
-def refused_within_quota(history: list[Snapshot], per_minute: int | None) -> Snapshot | None:
-    """A 429 although the previous response, in the same window of the per-minute limit the
-    headers report, still showed requests remaining. (When the headers report the daily limit,
-    a 429 from the per-minute limit is legitimate whatever Remaining says.)"""
-    for first, then in zip(history, history[1:], strict=False):
+def refused_after_quota(history: list[Snapshot], per_minute: int | None) -> Snapshot | None:
+    """A 429 in a window of the per-minute limit that had served its whole quota: the plainest
+    proof that the quota was honoured, whatever Remaining said and whenever it came."""
+    for window in windows(history):
+        limit = window[0].limit
+        if limit != per_minute:
+            continue
+        served = sum(1 for s in window if s.counted)
+        refused = [s for s in window if s.status == 429]
+        if refused and served >= limit:  # type: ignore[operator]
+            return refused[0]
+    return None
+
+
+@dataclass(frozen=True)
+class EndpointChange:
+    """Two requests of one key, one after the other, on different endpoints."""
+
+    before: Snapshot
+    after: Snapshot
+    clock: ServerClock
+
+    @property
+    def problem(self) -> str | None:
+        before, after = self.before, self.after
+        where = f"{after.endpoint} after {before.endpoint}"
+        if after.reset < before.reset - 1:  # type: ignore[operator]
+            return (
+                f"X-RateLimit-Reset went back from {before.reset:.0f} to {after.reset:.0f} on "
+                f"{where}: each endpoint has a window of its own"
+            )
+        same_window = after.reset == before.reset
         if (
-            then.status == 429
-            and first.served
-            and first.remaining
-            and first.limit is not None
-            and first.limit == per_minute
-            and first.reset is not None
-            and first.reset == then.reset
+            same_window
+            and self.clock.settled(before)
+            and self.clock.settled(after)
+            and after.remaining > before.remaining + RISE_TOLERANCE  # type: ignore[operator]
         ):
-            return then
-    return None
+            return (
+                f"X-RateLimit-Remaining rose from {before.remaining} to {after.remaining} on "
+                f"{where}, in the same window: each endpoint has a quota of its own"
+            )
+        return None
+
+
+def endpoint_changes(history: list[Snapshot], clock: ServerClock) -> list[EndpointChange]:
+    """Consecutive responses (in send order) of one key on different endpoints, both reporting
+    the same limit: where one counter per caller shows, or per-endpoint counters do."""
+    return [
+        EndpointChange(before, after, clock)
+        for before, after in zip(history, history[1:], strict=False)
+        if before.complete
+        and after.complete
+        and before.limit == after.limit
+        and before.endpoint != after.endpoint
+    ]

@@ -23,6 +23,7 @@ CLOCK_TOLERANCE = 1.0
 # Date only makes Reset look further ahead, so the window's far end gets a few seconds more.
 STALE_DATE_TOLERANCE = 5.0
 _INTEGER = re.compile(r"^\s*\d+\s*$")
+_DECIMAL = re.compile(r"^\s*\d+(\.\d+)?\s*$")
 _BEARER_CHALLENGE = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
 _QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
@@ -49,15 +50,41 @@ def observe(exchange: Exchange, settings: Settings) -> None:
         )
 
 
-def rate_limit_values(exchange: Exchange) -> dict[str, int] | None:
-    """The three headers as integers, or None where any is missing or not an integer."""
+def header_number(text: str | None, *, fraction: bool = False) -> float | None:
+    """A header value as a non-negative number: an integer, or, where `fraction`, a decimal."""
+    if text is None:
+        return None
+    pattern = _DECIMAL if fraction else _INTEGER
+    return float(text) if pattern.match(text) else None
+
+
+def rate_limit_values(exchange: Exchange) -> dict[str, float] | None:
+    """The three headers as numbers (Reset may carry a fraction of a second), or None where any
+    is missing or malformed."""
     values = {}
     for name in RATE_LIMIT_HEADERS:
-        text = exchange.header(name)
-        if text is None or not _INTEGER.match(text):
+        value = header_number(exchange.header(name), fraction=name == "X-RateLimit-Reset")
+        if value is None:
             return None
-        values[name] = int(text)
+        values[name] = value
     return values
+
+
+def header_problems(exchange: Exchange) -> list[str]:
+    """What is wrong with each of the three headers, naming the header and the value."""
+    problems = []
+    for name in RATE_LIMIT_HEADERS:
+        text = exchange.header(name)
+        if header_number(text, fraction=name == "X-RateLimit-Reset") is None:
+            kind = "a Unix time in seconds" if name == "X-RateLimit-Reset" else "a whole number"
+            problems.append(f"{name} must be {kind} (non-negative), got {text!r}")
+    values = rate_limit_values(exchange)
+    if values and values["X-RateLimit-Remaining"] > values["X-RateLimit-Limit"]:
+        problems.append(
+            f"X-RateLimit-Remaining ({exchange.header('X-RateLimit-Remaining')!r}) must not "
+            f"exceed X-RateLimit-Limit ({exchange.header('X-RateLimit-Limit')!r})"
+        )
+    return problems
 
 
 def check_rate_limit_headers(exchange: Exchange, settings: Settings) -> None:
@@ -70,16 +97,19 @@ def check_rate_limit_headers(exchange: Exchange, settings: Settings) -> None:
         exchange,
     ):
         return
-    values = rate_limit_values(exchange)
-    shown = ", ".join(f"{name}: {exchange.header(name)!r}" for name in RATE_LIMIT_HEADERS)
-    if not expect(
-        "LIM-HEADERS-VALID",
-        values is not None and values["X-RateLimit-Remaining"] <= values["X-RateLimit-Limit"],
-        f"rate-limit headers must be non-negative integers with Remaining <= Limit; got {shown}",
-        exchange,
-    ):
+    problems = header_problems(exchange)
+    if not expect("LIM-HEADERS-VALID", not problems, "; ".join(problems), exchange):
         return
-    check_limit_matches_plan(exchange, values["X-RateLimit-Limit"], settings)
+    values = rate_limit_values(exchange)
+    assert values is not None  # no problems: every header parsed
+    reset_text = exchange.header("X-RateLimit-Reset") or ""
+    expect(
+        "LIM-RESET-WHOLE-SECONDS",
+        _INTEGER.match(reset_text),
+        f"X-RateLimit-Reset should be a Unix time in whole seconds, got {reset_text!r}",
+        exchange,
+    )
+    check_limit_matches_plan(exchange, int(values["X-RateLimit-Limit"]), settings)
     check_reset_time(exchange, values, settings)
 
 
@@ -118,18 +148,19 @@ def window_seconds(limit: int, settings: Settings) -> int:
     return MINUTE if limit == per_minute else DAY
 
 
-def check_reset_time(exchange: Exchange, values: dict[str, int], settings: Settings) -> None:
+def check_reset_time(exchange: Exchange, values: dict[str, float], settings: Settings) -> None:
     reset = values["X-RateLimit-Reset"]
+    shown = f"X-RateLimit-Reset {exchange.header('X-RateLimit-Reset')!r}"
     now, tolerance = server_time(exchange)
-    window = window_seconds(values["X-RateLimit-Limit"], settings)
+    window = window_seconds(int(values["X-RateLimit-Limit"]), settings)
     if reset > now * 100:
-        problem = f"{reset} looks like milliseconds, not a Unix time in seconds"
+        problem = f"{shown} looks like milliseconds, not a Unix time in seconds"
     elif reset < now - tolerance:
         problem = (
-            f"{reset} is {now - reset:.0f} s before the response's Date: in the past or a delay"
+            f"{shown} is {now - reset:.0f} s before the response's Date: in the past or a delay"
         )
     elif reset > now + window + max(tolerance, STALE_DATE_TOLERANCE):
-        problem = f"{reset} is {reset - now:.0f} s ahead, beyond a {window} s window"
+        problem = f"{shown} is {reset - now:.0f} s ahead, beyond a {window} s window"
     else:
         problem = None
     expect(

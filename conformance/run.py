@@ -16,6 +16,7 @@ from typing import Any
 
 from conformance import response_checks
 from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
+from conformance.progress import Progress
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
 
 # The bundled reference's minute when the checker starts it for the demo: long enough for
@@ -36,7 +37,16 @@ class Run:
     created_categories: list[dict] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
     no_verdict_reason: str | None = None
+    progress: Progress = field(default_factory=lambda: Progress(None))
     _names: int = 0
+
+    def attach_progress(self, progress: Progress) -> None:
+        """Say what the run waits for on `progress` (the console, outside pytest's capture)."""
+        self.progress = progress
+        self.client.set_wait_listener(progress.waiting)
+
+    def announce(self, message: str) -> None:
+        self.progress.note(message)
 
     def unique_name(self, label: str = "") -> str:
         """A category name carrying the run's prefix, so operators can find what we created."""

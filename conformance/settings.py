@@ -33,6 +33,17 @@ ENVIRONMENT = {
 }
 
 SMOKE_BUDGET = 30
+SCENARIO_BUDGET = 400
+"""Requests a full run keeps for everything but the exhaustion: scenarios and generated tests."""
+EXHAUSTION_MARGIN = 10
+"""Requests the exhaustion needs beyond its waves: probes, the main key's two, the recovery."""
+WINDOWS_OF_SLACK = 2
+"""Where the headers hide the minute's window, the exhaustion may need two minutes' quota."""
+
+
+def exhaustion_reserve(per_minute: int | None) -> int:
+    """Requests a full run keeps for exhausting a key: two minutes' quota and a margin."""
+    return WINDOWS_OF_SLACK * (per_minute or 60) + EXHAUSTION_MARGIN
 
 
 class SettingsError(ValueError):
@@ -106,8 +117,7 @@ class Settings:
             return self.max_requests
         if self.profile == "smoke":
             return SMOKE_BUDGET
-        per_minute = self.plan_limits[0] or 60
-        return 400 + min(per_minute, 1_000) + 10
+        return SCENARIO_BUDGET + exhaustion_reserve(self.plan_limits[0])
 
 
 def parse_int(name: str, text: str | None) -> int | None:

@@ -88,6 +88,7 @@ class TcpProxy:
 
     def _serve_forever(self) -> None:
         self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
         self._loop.run_until_complete(self._open())
         self._ready.set()
         try:

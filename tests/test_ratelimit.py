@@ -1,46 +1,75 @@
-"""Unit tests of `conformance.ratelimit`: reading one key's responses as a limiter's story."""
+"""Unit tests of `conformance.ratelimit`: reading one key's responses as a limiter's story,
+per window and whatever order they arrived in, fairly to fixed and sliding windows alike."""
 
 from __future__ import annotations
 
+import random
+from email.utils import formatdate
+
+import pytest
+
 from conformance.client import Exchange
 from conformance.ratelimit import (
+    ServerClock,
     Snapshot,
-    counting_problem,
+    counting,
+    endpoint_changes,
+    of_the_key,
     refused_within_quota,
     served_beyond_limit,
     snapshot,
 )
 
-NOW = 1_740_830_400
+NOW = 1_740_830_400.0
 RESET = NOW + 30
 PER_MINUTE, PER_DAY = 60, 1_000
+SAME = ServerClock(0.0)  # the server keeps our time
 
 
-def exchange(status: int = 200, headers: list[tuple[str, str]] | None = None) -> Exchange:
+def exchange(
+    status: int = 200,
+    headers: list[tuple[str, str]] | None = None,
+    *,
+    at: float = NOW,
+    path: str = "/v1/categories",
+    label: str = "spare",
+    date: float | None = None,
+) -> Exchange:
+    date_header = [("Date", formatdate(at if date is None else date, usegmt=True))]
     return Exchange(
         id=1,
-        key_label="spare",
+        key_label=label,
         method="GET",
-        url="http://petstore.test/v1/categories",
+        url=f"http://petstore.test{path}",
         request_headers={},
         request_body=None,
         status=status,
-        response_headers=headers or [],
+        response_headers=date_header + (headers or []),
         response_body="[]",
-        started_at=NOW,
+        started_at=at,
         elapsed=0.01,
         _full_body="[]",
     )
 
 
 def snap(
-    remaining: int | None, *, status: int = 200, limit: int = PER_MINUTE, reset: int = RESET
+    remaining: int | None,
+    *,
+    status: int = 200,
+    limit: int = PER_MINUTE,
+    reset: float = RESET,
+    at: float = NOW,
+    path: str = "/v1/categories",
 ) -> Snapshot:
-    return Snapshot(exchange(status), limit, remaining, reset)
+    return Snapshot(exchange(status, at=at, path=path), limit, remaining, reset)
+
+
+def tally_of(history: list[Snapshot]):
+    return counting(history, SAME)
 
 
 def falling(start: int, count: int, **kwargs) -> list[Snapshot]:
-    return [snap(start - i, **kwargs) for i in range(count)]
+    return [snap(start - i, at=NOW + i * 0.01, **kwargs) for i in range(count)]
 
 
 # -- snapshot -------------------------------------------------------------------------------
@@ -51,146 +80,194 @@ def test_snapshot_reads_the_three_headers():
         headers=[
             ("x-ratelimit-limit", "60"),
             ("X-RateLimit-Remaining", "12"),
-            ("X-RateLimit-Reset", str(RESET)),
+            ("X-RateLimit-Reset", str(int(RESET))),
         ]
     )
     taken = snapshot(ex)
     assert (taken.limit, taken.remaining, taken.reset) == (60, 12, RESET)
-    assert taken.served and taken.status == 200
+    assert taken.served and taken.counted and taken.complete
+
+
+def test_snapshot_keeps_a_fraction_of_a_second_in_reset():
+    ex = exchange(
+        headers=[
+            ("X-RateLimit-Limit", "60"),
+            ("X-RateLimit-Remaining", "12"),
+            ("X-RateLimit-Reset", "1795377056.8905156"),
+        ]
+    )
+    assert snapshot(ex).reset == pytest.approx(1795377056.8905156)
 
 
 def test_snapshot_of_bad_headers_knows_nothing():
     ex = exchange(headers=[("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", "12")])
     taken = snapshot(ex)
     assert (taken.limit, taken.remaining, taken.reset) == (None, None, None)
+    assert not taken.complete
 
 
-def test_a_429_is_not_served():
-    assert not snap(0, status=429).served
+def test_a_429_is_neither_served_nor_counted_but_a_400_is_counted():
+    assert not snap(0, status=429).served and not snap(0, status=429).counted
+    assert snap(3, status=400).counted and not snap(3, status=400).served
 
 
-# -- counting_problem -----------------------------------------------------------------------
+# -- the server's clock, and what a sliding window cannot have changed unseen --------------
+
+
+def test_a_response_a_second_before_its_reset_is_settled():
+    assert SAME.settled(snap(5, at=RESET - 1.5))
+    assert not SAME.settled(snap(5, at=RESET - 0.5))
+
+
+def test_the_servers_clock_is_read_from_its_freshest_date():
+    # The server runs an hour behind us; its Date is truncated, and often a second stale.
+    fresh = exchange(at=NOW + 0.02, date=NOW - 3600)
+    stale = exchange(at=NOW + 0.5, date=NOW - 3601)
+    truncated = exchange(at=NOW + 0.9, date=NOW - 3600)
+    clock = ServerClock.of([stale, truncated, fresh])
+    assert clock.offset == pytest.approx(-3600.03)
+    late = Snapshot(exchange(at=NOW + 3600), PER_MINUTE, 5, NOW + 0.5)
+    assert clock.settled(Snapshot(fresh, PER_MINUTE, 5, NOW - 3598)) is True
+    assert clock.handled_by(late) == pytest.approx(NOW + 0.01 - 0.03)
+
+
+def test_without_date_the_server_is_taken_to_keep_our_time():
+    undated = Exchange(**{**exchange().__dict__, "response_headers": []})
+    assert ServerClock.of([undated]).offset == 0.0
+
+
+# -- counting -------------------------------------------------------------------------------
 
 
 def test_a_steady_fall_by_one_passes():
-    assert counting_problem(falling(59, 10)) is None
+    tally = tally_of(falling(59, 10))
+    assert tally.judged and tally.problem is None
+
+
+def test_responses_in_any_order_count_alike():
+    history = falling(59, 30)
+    random.Random(7).shuffle(history)
+    assert tally_of(history).problem is None
 
 
 def test_remaining_standing_still_fails():
-    problem = counting_problem([snap(40) for _ in range(5)])
-    assert problem is not None and "did not count" in problem
+    problem = tally_of([snap(40, at=NOW + i) for i in range(5)]).problem
+    assert problem is not None and "does not count" in problem
 
 
-def test_a_fall_by_two_fails():
-    history = [snap(59), snap(58), snap(56), snap(55)]
-    problem = counting_problem(history)
-    assert problem is not None and "fell by 2" in problem
+def test_remaining_falling_by_two_fails():
+    history = [snap(58 - 2 * i, at=NOW + i * 0.01) for i in range(6)]
+    problem = tally_of(history).problem
+    assert problem is not None and "2.0 per request" in problem
 
 
-def test_one_standing_still_step_among_falls_is_tolerated():
-    # A sliding window gave one request back while this one was counted.
-    assert counting_problem([snap(50), snap(49), snap(49), snap(48)]) is None
+def test_a_server_past_its_limit_stays_at_zero_without_a_counting_fault():
+    history = falling(5, 6) + [snap(0, at=NOW + 1) for _ in range(5)]
+    assert tally_of(history).problem is None
 
 
-def test_a_sliding_window_giving_requests_back_is_tolerated():
-    history = [snap(10, reset=RESET), snap(9, reset=RESET), snap(14, reset=RESET + 3)]
-    history += [snap(13, reset=RESET + 3), snap(12, reset=RESET + 3)]
-    assert counting_problem(history) is None
+def test_requests_the_handler_refused_count_too():
+    history = [snap(59 - i, status=400 if i % 2 else 201, at=NOW + i * 0.01) for i in range(8)]
+    assert tally_of(history).problem is None
 
 
-def test_a_new_window_resets_the_comparison():
-    # 55 -> 59 would be "fell by -4"; 50 -> 59 across windows would hide a jump: neither counts.
-    history = falling(52, 3) + falling(59, 3, reset=RESET + 60)
-    assert counting_problem(history) is None
+def test_a_sliding_window_giving_requests_back_near_its_reset_is_not_judged():
+    # Requests of a burst one window ago expire one by one within Reset's last second: each new
+    # request is balanced by one given back, and Remaining stands still. Not a fault.
+    tail = [snap(3, at=RESET - 0.9 + i * 0.1) for i in range(6)]
+    assert tally_of(falling(59, 5) + tail).problem is None
 
 
-def test_a_jump_across_a_window_change_is_not_a_fall_by_more_than_one():
-    history = [snap(59, reset=RESET), snap(58, reset=RESET), snap(40, reset=RESET + 60)]
-    history += [snap(39, reset=RESET + 60)]
-    assert counting_problem(history) is None
+def test_a_few_requests_are_not_enough_to_judge():
+    assert not tally_of(falling(59, 3)).judged
+    assert tally_of(falling(59, 3)).problem is None
 
 
-def test_a_change_of_reported_limit_resets_the_comparison():
-    history = [snap(59), snap(58), snap(990, limit=PER_DAY), snap(989, limit=PER_DAY)]
-    assert counting_problem(history) is None
+def test_windows_are_judged_apart():
+    history = falling(59, 5) + falling(59, 5, reset=RESET + 60)
+    assert tally_of(history).problem is None
 
 
-def test_responses_that_were_not_served_are_not_compared():
-    history = [snap(5), snap(5, status=400), snap(4)]
-    assert counting_problem(history) is None
-    history = [snap(5), snap(3, status=429), snap(2)]
-    assert counting_problem(history) is None
+# -- enforcement ----------------------------------------------------------------------------
 
 
-def test_a_fall_by_two_is_caught_even_when_falls_by_one_follow():
-    assert counting_problem([snap(9), snap(7), snap(6)]) is not None
+def test_a_second_request_served_at_zero_is_beyond_the_limit():
+    history = falling(3, 4) + [snap(0, at=NOW + 0.5)]
+    assert served_beyond_limit(history, True, SAME) is history[-1]
 
 
-def test_too_few_steps_say_nothing():
-    assert counting_problem([]) is None
-    assert counting_problem([snap(5)]) is None
-    assert counting_problem([snap(5), snap(5)]) is None
+def test_one_request_served_at_zero_is_within_the_limit():
+    assert served_beyond_limit(falling(3, 4), True, SAME) is None
 
 
-def test_responses_without_headers_are_not_compared():
-    history = [snap(None), snap(None), snap(None)]
-    assert counting_problem(history) is None
+def test_when_remaining_does_not_count_only_the_number_served_tells():
+    # Remaining double counts: zeros galore, but not more served than the limit.
+    history = [snap(max(0, 58 - 2 * i), at=NOW + i * 0.01) for i in range(60)]
+    assert served_beyond_limit(history, False, SAME) is None
+    history.append(snap(0, at=NOW + 0.9))
+    assert served_beyond_limit(history, False, SAME) is history[-1]
 
 
-# -- served_beyond_limit --------------------------------------------------------------------
+def test_unsettled_responses_do_not_prove_a_limit_broken():
+    history = falling(3, 4) + [snap(0, at=RESET - 0.5)]
+    assert served_beyond_limit(history, True, SAME) is None
 
 
-def test_a_request_served_after_remaining_zero_in_the_same_window_is_caught():
-    history = [snap(1), snap(0), snap(0)]
-    assert served_beyond_limit(history) is history[2]
+def test_a_429_while_quota_was_left_is_refused_within_quota():
+    history = falling(3, 3) + [snap(0, status=429, at=NOW + 0.5)]
+    assert refused_within_quota(history, PER_MINUTE, SAME) is history[-1]
 
 
-def test_a_request_served_after_a_429_with_remaining_zero_in_the_same_window_is_caught():
-    history = [snap(0), snap(0, status=429), snap(0)]
-    assert served_beyond_limit(history) is history[2]
+def test_a_429_after_the_quota_was_spent_is_honest_in_any_order():
+    history = falling(3, 4) + [snap(0, status=429, at=NOW + 0.02)]
+    random.Random(3).shuffle(history)
+    assert refused_within_quota(history, PER_MINUTE, SAME) is None
 
 
-def test_a_429_after_remaining_zero_is_right():
-    assert served_beyond_limit([snap(1), snap(0), snap(0, status=429)]) is None
+def test_a_429_under_daily_headers_is_not_judged_against_remaining():
+    history = falling(900, 3, limit=PER_DAY) + [snap(897, status=429, limit=PER_DAY)]
+    assert refused_within_quota(history, PER_MINUTE, SAME) is None
 
 
-def test_serving_again_in_a_new_window_is_right():
-    history = [snap(0), snap(0, status=429), snap(59, reset=RESET + 60)]
-    assert served_beyond_limit(history) is None
+# -- one count per caller -------------------------------------------------------------------
 
 
-def test_serving_while_remaining_is_above_zero_is_right():
-    assert served_beyond_limit(falling(5, 5)) is None
+def test_one_counter_across_endpoints_shows_no_problem():
+    history = [
+        snap(59 - i, at=NOW + i * 0.1, path=("/v1/categories", "/v1/store/orders")[i % 2])
+        for i in range(6)
+    ]
+    changes = endpoint_changes(history, SAME)
+    assert len(changes) == 5 and not any(change.problem for change in changes)
 
 
-# -- refused_within_quota -------------------------------------------------------------------
+def test_a_quota_per_endpoint_shows_as_remaining_rising_on_another_endpoint():
+    history = falling(40, 5) + [snap(59, at=NOW + 0.2, path="/v1/store/orders")]
+    [change] = endpoint_changes(history, SAME)
+    assert "rose from 36 to 59" in change.problem
+    assert "GET /v1/store/orders after GET /v1/categories" in change.problem
 
 
-def test_a_429_while_the_per_minute_quota_remains_is_caught():
-    history = [snap(10), snap(9), snap(9, status=429)]
-    assert refused_within_quota(history, PER_MINUTE) is history[2]
+def test_a_window_per_endpoint_shows_as_reset_going_back():
+    history = [
+        snap(50, reset=RESET),
+        snap(59, reset=RESET + 12, path="/v1/pets/1", at=NOW + 0.1),
+        snap(49, reset=RESET, at=NOW + 0.2),
+    ]
+    problems = [change.problem for change in endpoint_changes(history, SAME) if change.problem]
+    assert problems and "went back" in problems[0]
 
 
-def test_a_429_while_the_per_day_quota_remains_is_legitimate():
-    # The headers report the daily limit: the per-minute limit may refuse whatever it says.
-    history = [snap(900, limit=PER_DAY), snap(899, limit=PER_DAY, status=429)]
-    assert refused_within_quota(history, PER_MINUTE) is None
+def test_a_sliding_counter_may_give_back_a_request_or_two():
+    history = [snap(40), snap(42, path="/v1/store/orders", at=NOW + 0.5)]
+    assert endpoint_changes(history, SAME)[0].problem is None
 
 
-def test_a_429_after_remaining_zero_is_not_refused_within_quota():
-    history = [snap(1), snap(0), snap(0, status=429)]
-    assert refused_within_quota(history, PER_MINUTE) is None
-
-
-def test_a_429_in_another_window_is_not_compared():
-    history = [snap(10), snap(0, status=429, reset=RESET + 60)]
-    assert refused_within_quota(history, PER_MINUTE) is None
-
-
-def test_without_a_known_per_minute_figure_nothing_is_refused_within_quota():
-    assert refused_within_quota([snap(10), snap(9, status=429)], None) is None
-
-
-def test_a_429_after_a_refused_request_is_not_compared():
-    history = [snap(10, status=400), snap(9, status=429)]
-    assert refused_within_quota(history, PER_MINUTE) is None
+def test_the_key_history_leaves_out_401s_and_other_keys_and_is_in_send_order():
+    late = exchange(at=NOW + 2, label="main")
+    early = exchange(at=NOW + 1, label="main")
+    history = of_the_key(
+        [late, exchange(401, at=NOW, label="main"), exchange(at=NOW, label="spare"), early],
+        "main",
+    )
+    assert [s.exchange for s in history] == [early, late]

@@ -99,9 +99,36 @@ def test_a_good_200_passes_every_check_it_gets():
         "GEN-NO-SERVER-ERROR": [True],
         "LIM-HEADERS-PRESENT": [True],
         "LIM-HEADERS-VALID": [True],
+        "LIM-RESET-WHOLE-SECONDS": [True],
         "LIM-LIMIT-PLAN": [True],
         "LIM-RESET-UNIX-TIME": [True],
     }
+
+
+def test_a_fraction_of_a_second_in_reset_is_a_warning_judged_with_its_value():
+    # slowapi writes `1795377056.8905156`: still a Unix time, so only the SHOULD fails.
+    outcome = observed(exchange(reset=f"{NOW + 30}.8905156"))
+    assert outcome["LIM-HEADERS-VALID"] == [True]
+    assert outcome["LIM-RESET-WHOLE-SECONDS"] == [False]
+    assert outcome["LIM-RESET-UNIX-TIME"] == [True]
+    assert f"{NOW + 30}.8905156" in message_of("LIM-RESET-WHOLE-SECONDS")
+    checks.start_run()
+    late = observed(exchange(reset=f"{NOW - 3600}.5"))
+    assert late["LIM-RESET-UNIX-TIME"] == [False]  # judged with the fraction, like any Reset
+
+
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        ({"limit": "59.0"}, "X-RateLimit-Limit must be a whole number (non-negative), got '59.0'"),
+        ({"remaining": "-1"}, "X-RateLimit-Remaining must be a whole number"),
+        ({"reset": "soon"}, "X-RateLimit-Reset must be a Unix time in seconds"),
+        ({"remaining": "61"}, "X-RateLimit-Remaining ('61') must not exceed X-RateLimit-Limit"),
+    ],
+)
+def test_every_header_message_names_the_header_and_its_value(headers, named):
+    observed(exchange(**headers))
+    assert named in message_of("LIM-HEADERS-VALID")
 
 
 def test_failures_carry_the_exchange_as_evidence():
@@ -148,7 +175,7 @@ def test_rate_limit_header_names_are_case_insensitive():
         {"remaining": "-1"},
         {"reset": "-1"},
         {"remaining": "ten"},
-        {"reset": f"{NOW + 30}.5"},
+        {"reset": "soon"},
         {"limit": ""},
         {"remaining": "61"},  # Remaining > Limit
     ],

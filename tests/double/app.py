@@ -6,6 +6,7 @@ other. One ASGI callable with a hand-written router, so that every deviation is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import random
@@ -33,6 +34,8 @@ SUNSET_ISO = "2028-01-01T00:00:00Z"
 SUNSET_PAST = "Mon, 01 Jun 2026 00:00:00 GMT"
 SUNSET_LINK = '<https://petstore.example.com/docs/deprecations#pets>; rel="sunset"'
 FREE = PLANS["free"]
+FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slowapi reports them
+SLOW_RESPONSE = 0.04  # seconds each response takes in the slow-responses variant
 
 PETS: dict[str, dict[str, Any]] = {
     "1": {"id": 1, "name": "Rex", "category": {"id": 1, "name": "Dogs"}, "status": "available"},
@@ -159,6 +162,7 @@ class PetStoreDouble:
             sliding="sliding-window" in self.variants,
             slack=slack,
             enforce="limits-not-enforced" not in self.faults,
+            phase=FRACTION_PHASE if "reset-with-fraction" in self.faults else 0.0,
         )
         self.store = CategoryStore(self.faults, self.variants)
         self.blocks: dict[str, Block] = {}
@@ -175,6 +179,8 @@ class PetStoreDouble:
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
+        if self.variant("slow-responses"):
+            await asyncio.sleep(SLOW_RESPONSE)
         response = await self.respond(request)
         await response(scope, receive, send)
 
@@ -185,6 +191,8 @@ class PetStoreDouble:
         route = self.resolve(request.url.path)
         caller = self.authenticate(request, route)
         identity = "*" if self.fault("shared-counter") else caller.identity
+        if self.fault("budget-per-endpoint"):
+            identity += f":{route.name if route else 'other'}"
         decision = self.admit(identity, caller.plan, now)
         if not decision.allowed:
             response = self.too_many_requests(decision, now)
@@ -542,8 +550,11 @@ class PetStoreDouble:
         ):
             return
         window: Window = decision.day if self.variant("day-limit-headers") else decision.report
-        limit, remaining, reset = window.limit, window.remaining, math.ceil(window.end)
-        if self.fault("reset-in-milliseconds"):
+        limit, remaining = window.limit, window.remaining
+        reset: int | float = math.ceil(window.end)
+        if self.fault("reset-with-fraction"):
+            reset = round(window.end, 7)
+        elif self.fault("reset-in-milliseconds"):
             reset = math.ceil(window.end * 1000)
         elif self.fault("reset-as-delay"):
             reset = math.ceil(window.end - now)

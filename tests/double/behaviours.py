@@ -229,6 +229,11 @@ FAULTS: dict[str, Fault] = {
     "limits-not-enforced": Fault(
         "LIM-429-WHEN-EXCEEDED", "Never 429: the headers count down to 0 and requests go on."
     ),
+    "budget-per-endpoint": Fault(
+        "LIM-PER-CALLER",
+        "Each endpoint has a quota of its own (slowapi's default: limits keyed by route): a "
+        "key spends 60 on /categories and still has 60 on /store/orders.",
+    ),
     # --- Other endpoints and deprecation -------------------------------------------------------
     "pets-missing": Fault(
         "EP-PETS-EXISTS",
@@ -282,6 +287,11 @@ WARNINGS: dict[str, Fault] = {
         "ERR-429-BODY",
         "A 429 has an empty body (the document does not show the 429 body).",
     ),
+    "reset-with-fraction": Fault(
+        "LIM-RESET-WHOLE-SECONDS",
+        "X-RateLimit-Reset carries a fraction of a second (`1795377056.8905156`, as slowapi "
+        "writes it); windows really do end at that fraction.",
+    ),
 }
 
 
@@ -316,6 +326,7 @@ VARIANTS: dict[str, str] = {
     ),
     "unknown-pets": "There are no pets: every petId is 404, with the deprecation headers.",
     "seeded-categories": "A few categories exist at start.",
+    "slow-responses": "Every response takes 40 ms (a busy or distant server).",
 }
 
 

@@ -79,7 +79,8 @@ class Limiter:
     """Counts requests per identity in a per-minute and a per-day window.
 
     A refused request consumes nothing. `slack` shifts the capacity (a faulty off-by-one);
-    `enforce=False` never refuses but still counts.
+    `enforce=False` never refuses but still counts. Fixed windows start at multiples of their
+    length, shifted by `phase` seconds (a window that ends at a fraction of a second).
     """
 
     def __init__(
@@ -89,11 +90,13 @@ class Limiter:
         sliding: bool = False,
         slack: int = 0,
         enforce: bool = True,
+        phase: float = 0.0,
     ) -> None:
         self.minute_seconds = minute_seconds
         self.sliding = sliding
         self.slack = slack
         self.enforce = enforce
+        self.phase = phase
         self._fixed: dict[tuple[str, str], list[int]] = {}
         self._log: dict[tuple[str, str], deque[float]] = {}
 
@@ -121,13 +124,13 @@ class Limiter:
                 if len(log) >= capacity > 0:
                     frees_at[name] = log[len(log) - capacity] + length
             else:
-                index = math.floor(now / length)
+                index = math.floor((now - self.phase) / length)
                 slot = self._fixed.setdefault((identity, name), [index, 0])
                 if slot[0] != index:
                     slot[:] = [index, 0]
                 counts[name] = slot[1]
-                starts[name] = index * length
-                ends[name] = (index + 1) * length
+                starts[name] = index * length + self.phase
+                ends[name] = (index + 1) * length + self.phase
                 frees_at[name] = ends[name]
         exceeded = [name for name in ("minute", "day") if counts[name] >= limits[name] + self.slack]
         allowed = not (self.enforce and exceeded) and not refuse

@@ -1,0 +1,217 @@
+"""The exhaustion burst: spend one key's quota inside one window, and stop at its first 429.
+
+Sent one at a time, 1,001 requests to a server 100 ms away take 100 s: no business-plan quota
+could be spent within one minute, and no correct server could be told from one that never
+refuses. So the burst is concurrent, and sent in waves. Each wave is what the window has left,
+plus one: the Remaining the key's last response showed, or the plan's figure where the headers
+report another window. A wave's connections are sized from the round trip measured on the
+key's own requests and the time left before the window's Reset, so that the wave lands well
+inside the window. Every wave stops sending at its first refusal, so a correct server answers
+one 429 (a few at most, from requests already in flight) and the key is never pushed past it.
+
+After each wave the key's responses are judged per window (`conformance.ratelimit`): a 429
+ends the burst; a window that served beyond its quota ends it too (the fault is evident, and
+more requests would prove nothing); otherwise the next wave spends what the latest window has
+left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from conformance.backoff import LONGEST_WAIT
+from conformance.client import ConformanceClient, Exchange
+from conformance.ratelimit import (
+    SETTLE_MARGIN,
+    ServerClock,
+    Snapshot,
+    counting,
+    served_beyond_limit,
+    snapshot,
+)
+
+PATH = "/categories"
+MAX_CONNECTIONS = 64
+"""More would not be a client any more but a load test."""
+LANDING_SHARE = 0.5
+"""A wave is sized to land within half the time its window has left: room for a busy machine."""
+WINDOWS_OF_SLACK = 2
+"""Headers that report the day's window hide where a minute ends: a fixed-window limiter may
+serve up to twice its per-minute limit across one minute boundary, so that is the ceiling."""
+MIN_ROUND_TRIP = 0.001
+FRESH_WINDOW_TRIES = 3
+"""Plans tried in all before a wave goes anyway: the current window, and two fresh ones."""
+
+
+@dataclass(frozen=True)
+class Wave:
+    requests: int
+    connections: int
+
+
+def plan_wave(requests: int, round_trip: float, seconds_left: float) -> Wave | None:
+    """Connections enough for `requests` to land within `LANDING_SHARE` of `seconds_left`;
+    None when even MAX_CONNECTIONS cannot (the caller waits for a fresh window)."""
+    usable = (seconds_left - SETTLE_MARGIN) * LANDING_SHARE - round_trip  # a connection's opening
+    if requests <= 0 or usable <= 0:
+        return None
+    connections = max(1, math.ceil(requests * round_trip / usable))
+    if connections > MAX_CONNECTIONS:
+        return None
+    return Wave(requests, min(connections, requests))
+
+
+def round_trip(exchanges: list[Exchange], label: str) -> float:
+    """The time one request on `label` takes, from its latest few (the median, so one stall
+    on a busy machine does not size the whole burst)."""
+    recent = [e.elapsed for e in exchanges if e.key_label == label][-5:]
+    return max(MIN_ROUND_TRIP, statistics.median(recent)) if recent else 0.1
+
+
+def send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[Exchange]:
+    """Send up to `wave.requests` GETs on `label` over `wave.connections` connections; stop
+    starting new ones at the first response that is not served."""
+    return asyncio.run(_send_wave(client, label, wave))
+
+
+async def _send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[Exchange]:
+    received: list[Exchange] = []
+    left = wave.requests
+    refused = asyncio.Event()
+
+    async def connection() -> None:
+        nonlocal left
+        # A session per connection: one pool of many connections costs httpcore time per
+        # request that grows with the pool, and the burst is CPU-bound on the checker's side.
+        async with client.async_session(1) as session:
+            while left > 0 and not refused.is_set():
+                left -= 1
+                exchange = await client.send_async(session, "GET", PATH, key=label)
+                received.append(exchange)
+                if not 200 <= exchange.status < 300:
+                    refused.set()
+
+    outcomes = await asyncio.gather(
+        *(connection() for _ in range(wave.connections)), return_exceptions=True
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return received
+
+
+@dataclass
+class Burst:
+    """What spending a key's quota showed: the key's responses, in the order they were sent."""
+
+    history: list[Snapshot]
+    refused: Snapshot | None = None  # the first response that was not served
+    beyond: Snapshot | None = None  # a response served beyond its window's quota
+    waves: list[Wave] = field(default_factory=list)
+    seconds: float = 0.0  # time spent sending the waves
+
+    @property
+    def requests(self) -> int:
+        return len(self.history) - 1  # the probe it started from was not the burst's
+
+    @property
+    def rate(self) -> float:
+        """Requests per second the waves reached."""
+        sent = sum(wave.requests for wave in self.waves)
+        return sent / self.seconds if self.seconds else 0.0
+
+    def add(self, seen: list[Snapshot]) -> None:
+        self.history += sorted(seen, key=lambda s: s.exchange.started_at)
+        refused = [s for s in self.history if not s.served]
+        self.refused = min(refused, key=lambda s: s.received) if refused else None
+
+
+Announce = Callable[[str], None]
+
+
+@dataclass
+class Spender:
+    """Spends `label`'s quota in waves, judging each window as it goes."""
+
+    client: ConformanceClient
+    label: str
+    per_minute: int | None
+    announce: Announce = lambda message: None
+
+    def spend(self, probe: Snapshot) -> Burst:
+        burst = Burst([probe])
+        figure = self.per_minute or probe.limit or 60
+        ceiling = WINDOWS_OF_SLACK * figure + 4
+        while burst.requests < ceiling and burst.refused is None:
+            wave = self.next_wave(burst, figure, ceiling)
+            burst.waves.append(wave)
+            self.send(burst, wave)
+            if self.judge(burst, figure):
+                break
+        return burst
+
+    def clock(self) -> ServerClock:
+        return ServerClock.of(self.client.exchanges)
+
+    def next_wave(self, burst: Burst, figure: int, ceiling: int) -> Wave:
+        """The next wave; where too little of the window is left to land it in (early in the
+        settled part, where it can be judged), first wait for a fresh one. After a fixed
+        window's Reset one is fresh; a sliding window frees one request at each Reset, so the
+        wait is repeated once, until the key's own earlier requests have left it."""
+        for tried in range(1, FRESH_WINDOW_TRIES + 1):
+            latest = burst.history[-1]
+            wanted = min(self.wave_size(latest, figure), ceiling - burst.requests)
+            left = self.seconds_left(latest)
+            wave = plan_wave(wanted, round_trip(self.client.exchanges, self.label), left)
+            waiting_helps = not burst.waves and latest.reset is not None and left < 60.0
+            if wave is not None or not waiting_helps or tried == FRESH_WINDOW_TRIES:
+                break
+            self.client.wait(self.label, left, "a fresh window to spend its quota in")
+            fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
+            burst.add([snapshot(fresh)])
+            if burst.refused is not None:
+                break
+        return wave or Wave(wanted, min(MAX_CONNECTIONS, wanted))  # as fast as a client may
+
+    def wave_size(self, latest: Snapshot, figure: int) -> int:
+        if latest.limit == figure and latest.remaining is not None:
+            return latest.remaining + 1  # what the window has left, and the one beyond it
+        return figure + 1  # the headers hide the minute's window: a whole minute's quota
+
+    def seconds_left(self, latest: Snapshot) -> float:
+        """Time left in the latest response's window; a minute where its Reset is not
+        plausible (absent, or a day away because the headers report the daily window)."""
+        if latest.reset is None:
+            return 60.0
+        left = self.clock().seconds_until(latest.reset)
+        if left > LONGEST_WAIT:
+            return 60.0
+        return max(0.0, left)
+
+    def send(self, burst: Burst, wave: Wave) -> None:
+        self.announce(
+            f"{self.label} key: {wave.requests} requests on {wave.connections} "
+            f"connection{'s' if wave.connections > 1 else ''} to spend its quota"
+        )
+        started = time.perf_counter()
+        exchanges = send_wave(self.client, self.label, wave)
+        burst.seconds += time.perf_counter() - started
+        burst.add([snapshot(e) for e in exchanges])
+
+    def judge(self, burst: Burst, figure: int) -> bool:
+        """True when a window served beyond its quota (the fault is evident: stop)."""
+        clock = self.clock()
+        holds = counting(burst.history, clock).problem is None
+        burst.beyond = served_beyond_limit(burst.history, holds, clock)
+        served = [s for s in burst.history[1:] if s.served]
+        quick = served and served[-1].received - served[0].exchange.started_at < 60
+        if burst.beyond is None and len(served) > WINDOWS_OF_SLACK * figure and quick:
+            # The headers hide the minute: more than two minutes' quota served, quicker than
+            # a minute, is beyond any fixed or sliding window of the plan.
+            burst.beyond = served[-1]
+        return burst.beyond is not None

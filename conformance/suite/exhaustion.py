@@ -1,0 +1,236 @@
+"""Spending a key's quota: the 429, its Retry-After and Reset, and that limits are per key.
+
+`exhaust_and_recover` is the whole scenario. With a spare key it starts with the run, on a
+thread of its own (conftest.py), so that its waits (about a minute on a real minute) pass while
+the main key's tests proceed on their own quota; without one, the main key is exhausted last.
+
+The burst, its sizing and its per-window reading are `conformance.burst`'s; the judging of what
+it showed is here, each check naming its requirement.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conformance import checks
+from conformance.backoff import LONGEST_WAIT
+from conformance.burst import PATH, Announce, Burst, Spender
+from conformance.checks import cannot_check, expect
+from conformance.client import ConformanceClient
+from conformance.ratelimit import (
+    ServerClock,
+    Snapshot,
+    counting,
+    refused_after_quota,
+    refused_within_quota,
+    snapshot,
+)
+from conformance.response_checks import retry_after_seconds
+from conformance.settings import Settings
+
+if TYPE_CHECKING:
+    from conformance.run import Run
+
+
+class EarlyExhaustion:
+    """`exhaust_and_recover` on a thread of its own, its checks recorded under its test."""
+
+    def __init__(self, run: Run, test_id: str):
+        self.run = run
+        self.test_id = test_id
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, name="exhaustion", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def result(self) -> None:
+        """Wait for the scenario to end; raise what it raised (a skip, a failed requirement,
+        a spent budget), as if it had run in the test itself."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def _work(self) -> None:
+        checks.set_current_test(self.test_id)
+        try:
+            exhaust_and_recover(self.run.client, self.run.settings, self.run.announce)
+        except BaseException as error:  # noqa: BLE001 - handed to the test, whatever it is
+            self.error = error
+
+
+def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce: Announce) -> None:
+    label = settings.exhaustion_key
+    per_minute = settings.plan_limits[0]
+    # Nothing else may be sent meanwhile: the main key's room is measured just before the burst
+    # and must be its own just after, and no other request may land among the burst's.
+    with client.exclusive():
+        probe = snapshot(client.get(PATH, key=label))
+        main_before = snapshot(client.get(PATH, key="main")) if label != "main" else None
+        burst = Spender(client, label, per_minute, announce).spend(probe)
+        main_after = None
+        if main_before is not None and has_room(main_before, per_minute) and is_429(burst):
+            main_after = snapshot(client.get(PATH, key="main", retry_on_429=False))
+    judge_burst(burst, per_minute, ServerClock.of(client.exchanges))
+    if not is_429(burst):
+        return
+    refused = burst.refused
+    assert refused is not None
+    check_refusal(refused, per_minute)
+    if main_before is not None:
+        check_other_key_unaffected(main_before, main_after)
+    check_recovery(client, label, refused)
+
+
+def is_429(burst: Burst) -> bool:
+    return burst.refused is not None and burst.refused.status == 429
+
+
+def has_room(seen: Snapshot, per_minute: int | None) -> bool:
+    """The headers report the per-minute window, with requests left in it."""
+    return per_minute is not None and seen.limit == per_minute and bool(seen.remaining)
+
+
+def judge_burst(burst: Burst, per_minute: int | None, clock: ServerClock) -> None:
+    tally = counting(burst.history, clock)
+    if tally.judged:
+        expect(
+            "LIM-REMAINING-COUNTS",
+            tally.problem is None,
+            f"X-RateLimit-Remaining must fall by one per request while a key spends its "
+            f"quota: {tally.problem}",
+            burst.history[-1].exchange,
+        )
+    judge_enforcement(burst)
+    judge_quota(burst, per_minute, clock, counting_holds=tally.judged and tally.problem is None)
+
+
+def judge_quota(
+    burst: Burst, per_minute: int | None, clock: ServerClock, counting_holds: bool
+) -> None:
+    """LIM-QUOTA-HONOURED: a 429 after its window served the whole quota proves it; otherwise,
+    where Remaining is known to count, a 429 that no Remaining 0 preceded disproves it."""
+    honoured = refused_after_quota(burst.history, per_minute)
+    if honoured is not None:
+        expect("LIM-QUOTA-HONOURED", True, "refused once the quota was served", honoured.exchange)
+        return
+    if not counting_holds:
+        return  # a Remaining that does not count cannot tell a refusal early
+    early = refused_within_quota(burst.history, per_minute, clock)
+    expect(
+        "LIM-QUOTA-HONOURED",
+        early is None,
+        "a request within the announced quota must be served: this 429 came while no "
+        "response of its window had shown X-RateLimit-Remaining: 0",
+        early.exchange if early else None,
+    )
+
+
+def judge_enforcement(burst: Burst) -> None:
+    beyond, refused = burst.beyond, burst.refused
+    if beyond is not None:
+        expect(
+            "LIM-429-WHEN-EXCEEDED",
+            False,
+            f"a request beyond the limit must be answered 429, but it was served: "
+            f"{served_in_window(burst, beyond)} requests of this key were served in the "
+            f"window of X-RateLimit-Reset {beyond.reset}, with a limit of {beyond.limit}",
+            beyond.exchange,
+        )
+    elif refused is not None and refused.status != 429:
+        spent = any(
+            s.served and s.remaining == 0 and s.reset == refused.reset for s in burst.history
+        )
+        expect(
+            "LIM-429-WHEN-EXCEEDED",
+            not spent,
+            f"a request beyond the limit must be answered 429, got {refused.status}",
+            refused.exchange,
+        )
+    elif refused is not None:
+        expect(
+            "LIM-429-WHEN-EXCEEDED", True, "a request beyond the limit got 429", refused.exchange
+        )
+    else:
+        pytest.skip(
+            f"{burst.requests} requests did not reach the limit in one window (windows rolled "
+            "over faster than this run could send): whether it is enforced stays open"
+        )
+
+
+def served_in_window(burst: Burst, beyond: Snapshot) -> int:
+    return sum(
+        1 for s in burst.history if s.served and (s.limit, s.reset) == (beyond.limit, beyond.reset)
+    )
+
+
+def check_refusal(refused: Snapshot, per_minute: int | None) -> None:
+    if refused.limit is not None and refused.limit == per_minute:
+        expect(
+            "LIM-REMAINING-COUNTS",
+            refused.remaining == 0,
+            f"a 429 for the per-minute limit must show X-RateLimit-Remaining: 0, "
+            f"got {refused.remaining}",
+            refused.exchange,
+        )
+
+
+def check_other_key_unaffected(before: Snapshot, after: Snapshot | None) -> None:
+    """The exhausted key is limited now; the main key must still be served, if its own
+    per-minute quota had room just before (otherwise its 429 could be its own, and fair)."""
+    if after is None:
+        cannot_check(
+            "LIM-PER-KEY",
+            "the main key's own per-minute quota was not known to have room just before (the "
+            "headers report another window, or it was spent), so a 429 on it could be its own",
+        )
+        return
+    expect(
+        "LIM-PER-KEY",
+        after.status != 429,
+        f"with the spare key limited, a request on the main key must still be served (its "
+        f"previous response showed X-RateLimit-Remaining: {before.remaining}), got {after.status}",
+        after.exchange,
+    )
+
+
+def check_recovery(client: ConformanceClient, label: str, refused: Snapshot) -> None:
+    """Once Retry-After has passed a request is served; once Reset has passed, too."""
+    retry_after = retry_after_seconds(refused.exchange)
+    # The client holds the key until Retry-After (or its own back-off) is over.
+    after_wait = client.get(PATH, key=label, retry_on_429=False)
+    if retry_after is not None:
+        expect(
+            "LIM-RETRY-AFTER-HONEST",
+            200 <= after_wait.status < 300,
+            f"a request sent once Retry-After ({retry_after:.0f} s) had passed must be served, "
+            f"got {after_wait.status}",
+            after_wait,
+        )
+    if refused.reset is None:
+        return  # LIM-HEADERS-PRESENT or -VALID has already failed this response
+    clock = ServerClock.of(client.exchanges)
+    ahead = refused.reset - clock.handled_by(refused)
+    if ahead > LONGEST_WAIT:
+        cannot_check(
+            "LIM-RESET-HONEST",
+            f"the 429's X-RateLimit-Reset lies {ahead:.0f} s ahead (the headers report a longer "
+            f"window, such as the day's); a run does not wait more than {LONGEST_WAIT:.0f} s",
+        )
+        return
+    served = snapshot(after_wait)
+    if served.served and clock.handled_from(served) >= refused.reset:
+        expect("LIM-RESET-HONEST", True, "served once the reset time had passed", after_wait)
+        return
+    client.wait(label, clock.seconds_until(refused.reset), "its X-RateLimit-Reset")
+    after_reset = client.get(PATH, key=label, retry_on_429=False)
+    expect(
+        "LIM-RESET-HONEST",
+        200 <= after_reset.status < 300,
+        f"a request sent once X-RateLimit-Reset ({refused.reset:.0f}) had passed must be "
+        f"served, got {after_reset.status}",
+        after_reset,
+    )

@@ -1,0 +1,126 @@
+"""Unit tests of `conformance.burst`: how waves are sized, and that spending a quota stops as
+soon as the answer is known, at the first 429 or at the first request served beyond the limit."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from email.utils import formatdate
+
+import httpx
+import pytest
+
+from conformance.burst import MAX_CONNECTIONS, Spender, Wave, plan_wave
+from conformance.client import ConformanceClient
+from conformance.ratelimit import snapshot
+
+KEY = "sk-burst-test-key"
+
+
+@pytest.mark.parametrize(
+    ("requests", "round_trip", "seconds_left", "connections"),
+    [
+        (59, 0.002, 58.0, 1),  # free plan on the loopback: one connection is plenty
+        (1_001, 0.1, 59.0, 4),  # business plan, a server 100 ms away, a fresh real minute
+        (10_001, 0.1, 59.0, 35),  # enterprise plan of 10,000 a minute, 100 ms away
+        (301, 0.04, 9.5, 3),  # pro plan, a 10-second minute, a slow server
+    ],
+)
+def test_a_wave_is_sized_to_land_in_half_the_time_left(
+    requests, round_trip, seconds_left, connections
+):
+    wave = plan_wave(requests, round_trip, seconds_left)
+    assert wave == Wave(requests, connections)
+    # each connection opens with one round trip, then sends one request per round trip
+    landing = round_trip + math.ceil(requests / connections) * round_trip
+    assert landing <= (seconds_left - 1) / 2
+
+
+def test_no_wave_when_the_window_is_nearly_over_or_out_of_reach():
+    assert plan_wave(59, 0.002, 0.9) is None
+    assert plan_wave(100_001, 0.1, 59.0) is None  # would need more than MAX_CONNECTIONS
+    assert plan_wave(MAX_CONNECTIONS, 1.0, 300.0) == Wave(MAX_CONNECTIONS, 1)
+
+
+class FixedWindowServer:
+    """A limiter behind a mock transport: a fixed window from its creation, `limit + slack`
+    requests admitted per window (or all, when not enforcing); headers report `reported`."""
+
+    def __init__(self, limit=60, *, slack=0, enforce=True, window=60.0, reported=None):
+        self.limit, self.slack, self.enforce, self.window = limit, slack, enforce, window
+        self.reported = reported or limit
+        self.start = time.time()
+        self.used = 0
+        self.statuses: list[int] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        with self.lock:
+            now = time.time()
+            admitted = not self.enforce or self.used < self.limit + self.slack
+            self.used += admitted
+            remaining = max(0, self.limit - self.used)
+            reset = self.start + self.window
+            if self.reported != self.limit:  # the day's window: reports it, enforces the minute
+                remaining, reset = self.reported - self.used, self.start + 86_400
+            headers = {
+                "Date": formatdate(now, usegmt=True),
+                "X-RateLimit-Limit": str(self.reported),
+                "X-RateLimit-Remaining": str(remaining),
+                "X-RateLimit-Reset": str(math.ceil(reset)),
+            }
+            status = 200 if admitted else 429
+            if not admitted:
+                headers["Retry-After"] = str(math.ceil(self.start + self.window - now))
+            self.statuses.append(status)
+            return httpx.Response(status, headers=headers, json=[])
+
+
+def spend(server: FixedWindowServer, per_minute: int = 60):
+    client = ConformanceClient(
+        "http://petstore.test/v1",
+        {"main": KEY},
+        transport=httpx.MockTransport(server),
+        async_transport=httpx.MockTransport(server),
+    )
+    probe = snapshot(client.get("/categories", key="main"))
+    return Spender(client, "main", per_minute).spend(probe), client
+
+
+def test_a_correct_limit_is_spent_to_exactly_one_429():
+    burst, _ = spend(FixedWindowServer())
+    assert burst.refused is not None and burst.refused.status == 429
+    assert burst.beyond is None
+    assert burst.requests == 60  # 59 left after the probe, and the one beyond
+    assert burst.refused.remaining == 0
+
+
+def test_a_limit_never_enforced_is_evident_after_the_quota_and_one_more():
+    server = FixedWindowServer(enforce=False)
+    burst, _ = spend(server)
+    assert burst.refused is None and burst.beyond is not None
+    assert burst.requests == 60  # no further request was needed to know
+    assert 429 not in server.statuses
+
+
+def test_a_limit_one_late_is_caught_in_the_same_wave():
+    burst, _ = spend(FixedWindowServer(slack=1))
+    assert burst.beyond is not None and burst.beyond.remaining == 0
+
+
+def test_headers_of_the_day_window_spend_up_to_two_minutes_of_quota():
+    burst, _ = spend(FixedWindowServer(reported=1_000))  # enforces 60 a minute, shows the day
+    assert burst.refused is not None and burst.refused.status == 429
+    never = FixedWindowServer(reported=1_000, enforce=False)
+    burst, _ = spend(never)
+    assert burst.beyond is not None
+    assert burst.requests <= 2 * 60 + 4
+
+
+def test_every_request_of_the_burst_is_recorded_and_counted():
+    burst, client = spend(FixedWindowServer())
+    assert client.requests_per_key() == {"main": 61}  # the probe and the burst
+    assert len(client.exchanges) == 61
+    assert {e.key_label for e in client.exchanges} == {"main"}
+    assert all(KEY not in e.curl() for e in client.exchanges)
