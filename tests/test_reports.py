@@ -123,6 +123,8 @@ def test_the_statement_has_every_contract_field(run, failing_verdict):
     assert document["suite_version"] == __version__
     assert document["spec_version"] == str(openapi["info"]["version"]) == "1.0.0"
     assert document["spec_sha256"] == hashlib.sha256(spec.openapi_path().read_bytes()).hexdigest()
+    interface = hashlib.sha256(spec.interface_path().read_bytes()).hexdigest()
+    assert document["interface_sha256"] == interface
     assert document["target"] == BASE
     assert document["plan"] == "pro"
     assert document["plan_limits"] == {"requests_per_minute": 300, "requests_per_day": 10_000}
@@ -264,6 +266,7 @@ def test_summary_shows_the_facts_and_never_a_key(run, failing_verdict):
     page = summary_html(run, failing_verdict)
     assert BASE in page
     assert "pro (300 per minute, 10000 per day)" in page
+    assert f"interface.md sha256 {spec.interface_sha256()[:16]}" in page
     assert "main: 4, spare: 2, none: 1" in page
     assert "the base URL does not end in /v1" in page
     assert FAILING_ID in page

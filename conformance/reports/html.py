@@ -47,7 +47,8 @@ def facts_table(run: Run, verdict: Verdict) -> str:
         ("Profile", settings.profile + (", strict" if settings.strict else "")),
         (
             "Interface",
-            f"Pet Store v{spec.spec_version()}, openapi.yaml sha256 {spec.openapi_sha256()[:16]}…",
+            f"Pet Store v{spec.spec_version()}, openapi.yaml sha256 {spec.openapi_sha256()[:16]}…, "
+            f"interface.md sha256 {spec.interface_sha256()[:16]}…",
         ),
         (
             "Checker",

@@ -57,6 +57,7 @@ def statement(run: Run, verdict: Verdict, finished_at: float) -> dict:
         "suite_version": __version__,
         "spec_version": spec.spec_version(),
         "spec_sha256": spec.openapi_sha256(),
+        "interface_sha256": spec.interface_sha256(),
         "target": settings.base_url,
         "bundled_reference": run.reference is not None,
         "plan": settings.plan,
