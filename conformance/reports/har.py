@@ -111,5 +111,5 @@ def archive(exchanges: Iterable[Exchange]) -> dict:
 def write(path: Path, exchanges: Iterable[Exchange]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
-        json.dump(archive(exchanges), out, ensure_ascii=False, indent=1)
+        json.dump(archive(exchanges), out, ensure_ascii=False, separators=(",", ":"))
         out.write("\n")
