@@ -63,7 +63,7 @@ def build_parser() -> OneLineParser:
     return parser
 
 
-def pytest_arguments(arguments: argparse.Namespace, report_dir: Path) -> list[str]:
+def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: str) -> list[str]:
     extra = [arg for arg in arguments.pytest_args if arg != "--"]
     return [
         *("--pyargs", "conformance.suite"),
@@ -76,7 +76,8 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path) -> list[st
         *("--html", str(report_dir / "report.html"), "--self-contained-html"),
         *("--junitxml", str(report_dir / "junit.xml")),
         *("--report-dir", str(report_dir)),
-        *("--profile", arguments.profile or "full"),
+        # The resolved profile: PETSTORE_PROFILE must select the tests, not only the budget.
+        *("--profile", profile),
         *extra,
     ]
 
@@ -97,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     for warning in run.warnings:
         print(f"petstore-conformance: warning: {warning}", file=sys.stderr)
     try:
-        status = pytest.main(pytest_arguments(arguments, run.settings.report_dir), plugins=[run])
+        status = pytest.main(
+            pytest_arguments(arguments, run.settings.report_dir, run.settings.profile),
+            plugins=[run],
+        )
     except KeyboardInterrupt:
         status = NO_VERDICT
     finally:
