@@ -34,6 +34,9 @@ STYLE = """
 .psc-expected {color: #8e24aa; font-weight: bold} .psc-stale {color: #8e24aa}
 .psc-filters {margin: .3em 0} .psc-filters label {margin-right: 1.2em}
 .psc-legend span {margin-right: 1.2em}
+#psc-matrix tr[data-tags~=failed] {background: #fdecea}
+#psc-matrix tr[data-tags~=expected] {background: #f5eaf7}
+#psc-matrix tr[data-tags~=warned] {background: #fff4e0}
 </style>
 """
 # The matrix filters, and the environment table (Python, plugins) moved after the results: a
@@ -197,7 +200,8 @@ def summary_html(run: Run, verdict: Verdict, conclusion: Conclusion | None = Non
         f"{certification_html.comparison_section(conclusion)}"
         f"<h2>Requirements ({tally})</h2>{filters(verdict)}{matrix_table(verdict, conclusion)}"
         f"<h2>Rate limits over the run</h2>{timeline.timeline_html(run.client.exchanges)}"
-        f"<h2>Categories created</h2>{created_list(run)}</div>"
+        f"<h2>Categories created</h2>{created_list(run)}"
+        "<h2>Tests, with the evidence of each failure</h2></div>"
     )
 
 
