@@ -267,9 +267,10 @@ def pytest_sessionfinish(session: pytest.Session):
         state.conclusion.statement_fields(),
     )
     certification.write_evidence(run, state.verdict)
+    session.exitstatus = state.conclusion.exit_status
     yield  # pytest-html and junitxml write their reports here
     certification.write_package(run, state.conclusion)
-    session.exitstatus = state.conclusion.exit_status
+    session.exitstatus = state.conclusion.exit_status  # 2 if the package could not be written
 
 
 def unavailable(settings: Settings) -> dict[str, str]:

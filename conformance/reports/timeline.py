@@ -235,7 +235,7 @@ def legend(keys: list[str], counts: dict[str, int]) -> str:
         swatch(f'<path d="M4 0L14 10M4 10L14 0" stroke="{LIMITED}" stroke-width="2.5"/>') + " 429",
         swatch(f'<rect y="2" width="18" height="6" fill="{LIMITED}" fill-opacity="0.35"/>')
         + " the Retry-After wait it asked for",
-        swatch('<path d="M9 0v10" stroke="#333" stroke-dasharray="3 2"/>')
+        swatch('<path d="M9 0v10" stroke="#333" stroke-width="2" stroke-dasharray="3 2"/>')
         + " the X-RateLimit-Reset it named",
     ]
     return f'<p class="psc-legend">{"".join(f"<span>{item}</span>" for item in items)}</p>'
