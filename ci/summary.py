@@ -31,7 +31,10 @@ def markdown(statement, status):
         ("Reason", statement.get("reason")),
         ("New failures", ids(statement.get("unexpected_failures", []))),
         ("Expected failures", ids(statement.get("expected_failures", []))),
-        ("Stale expected failures (remove them)", ids(statement.get("stale_expected_failures", []))),
+        (
+            "Stale expected failures (remove them)",
+            ids(statement.get("stale_expected_failures", [])),
+        ),
         ("Expired expected failures", ids(statement.get("expired_expected_failures", []))),
         ("Warnings", ids(statement.get("warned_requirements", []))),
     ]
@@ -49,7 +52,10 @@ def main(argv):
     if argv[1:2] == ["markdown"] and len(argv) == 4:
         print("\n".join(markdown(load(argv[2]), argv[3])))
         return 0
-    print("usage: summary.py verdict STATEMENT | summary.py markdown STATEMENT STATUS", file=sys.stderr)
+    print(
+        "usage: summary.py verdict STATEMENT | summary.py markdown STATEMENT STATUS",
+        file=sys.stderr,
+    )
     return 2
 
 
