@@ -10,13 +10,26 @@ from pathlib import Path
 
 import pytest
 
-from conformance import checks
+from conformance import checks, compare
 from conformance.plugin import HELP
+from conformance.reports import package
 from conformance.run import NoVerdict, open_run
 from conformance.settings import ENVIRONMENT, PLAN_NAMES, PROFILES, SettingsError, resolve
 
 NO_VERDICT = 2
-METAVARS = {"base_url": "URL", "api_key": "KEY", "spare_api_key": "KEY", "report_dir": "DIR"}
+METAVARS = {
+    "base_url": "URL",
+    "api_key": "KEY",
+    "spare_api_key": "KEY",
+    "report_dir": "DIR",
+    "expected_failures": "FILE",
+    "write_expected_failures": "FILE",
+    "previous": "STATEMENT",
+    "package": "FILE.zip",
+}
+# `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify FILE.zip`: words no
+# run option or pytest argument starts with, so the run's own forms are unchanged.
+SUBCOMMANDS = {"compare": compare.main, "verify": package.main}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -32,6 +45,8 @@ def build_parser() -> OneLineParser:
         description="Check a Pet Store API v1 implementation against interface 1.0.0. Without "
         "--base-url it starts the bundled reference and certifies that. Options after `--` go "
         "to pytest. Every option also reads its environment variable.",
+        epilog="Also: `petstore-conformance compare BEFORE AFTER` (what changed between two "
+        "runs) and `petstore-conformance verify FILE.zip` (check a package).",
     )
     for name, text in HELP.items():
         flag = "--" + name.replace("_", "-")
@@ -48,7 +63,7 @@ def build_parser() -> OneLineParser:
     return parser
 
 
-def pytest_arguments(arguments: argparse.Namespace, report_dir: Path) -> list[str]:
+def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: str) -> list[str]:
     extra = [arg for arg in arguments.pytest_args if arg != "--"]
     return [
         *("--pyargs", "conformance.suite"),
@@ -64,12 +79,16 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path) -> list[st
         "--self-contained-html",
         f"--junitxml={report_dir / 'junit.xml'}",
         f"--report-dir={report_dir}",
-        *("--profile", arguments.profile or "full"),
+        # The resolved profile: PETSTORE_PROFILE must select the tests, not only the budget.
+        *("--profile", profile),
         *extra,
     ]
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
     arguments = build_parser().parse_args(argv)
     try:
         options = resolve({name: getattr(arguments, name) for name in HELP})
@@ -82,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     for warning in run.warnings:
         print(f"petstore-conformance: warning: {warning}", file=sys.stderr)
     try:
-        status = pytest.main(pytest_arguments(arguments, run.settings.report_dir), plugins=[run])
+        status = pytest.main(
+            pytest_arguments(arguments, run.settings.report_dir, run.settings.profile),
+            plugins=[run],
+        )
     except KeyboardInterrupt:
         status = NO_VERDICT
     finally:
@@ -101,7 +123,11 @@ def closing_line(report_dir: Path, run_id: str, status: int) -> str:
     if statement.get("run_id") != run_id:  # absent, or left by an earlier run
         return f"petstore-conformance: no verdict (exit {status}); pytest stopped before one"
     failed = statement.get("failed_requirements") or []
-    detail = f": failed {', '.join(failed)}" if failed else ""
+    expected = {entry.get("id") for entry in statement.get("expected_failures") or []}
+    named = [f"{i} (expected)" if i in expected else i for i in failed]
+    detail = f": failed {', '.join(named)}" if failed else ""
+    stale = [entry.get("id") for entry in statement.get("stale_expected_failures") or []]
+    detail += f"; stale expected failures {', '.join(stale)}" if stale else ""
     if statement.get("verdict") == "no verdict":
         detail = f": {statement.get('reason')}"
     return (

@@ -15,7 +15,7 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import checks
+from conformance import certification, checks
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
 from conformance.reports import html, statement
@@ -45,6 +45,13 @@ HELP = {
     "seed": "seed of the generated tests (same seed, same requests)",
     "report_dir": "write report.html, junit.xml and conformance.json into this folder",
     "strict": "count SHOULD failures as failures",
+    "expected_failures": "YAML of known failed requirements (id, reason, until): listed "
+    "failures do not fail the run; an unlisted failure, a listed requirement that passed or an "
+    "expired entry does",
+    "write_expected_failures": "write this run's failed requirements as such a YAML file",
+    "previous": "an earlier conformance.json (or its folder): the report and statement say "
+    "what changed since",
+    "package": "also write a zip of the reports with a manifest of sha256 hashes",
 }
 
 
@@ -60,6 +67,7 @@ class State:
     broken_tests: list[str] = field(default_factory=list)
     verdict: Verdict | None = None
     progress: Progress = field(default_factory=lambda: Progress(None))
+    conclusion: certification.Conclusion | None = None
 
 
 STATE = pytest.StashKey[State]()
@@ -266,10 +274,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session):
     state = session.config.stash[STATE]
     if state.run is None:
-        return
+        return (yield)
     run = state.run
     reason = state.stopped
     if state.broken_tests:
@@ -282,8 +291,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         untested_reason=untested_reason(run),
         unavailable={**unavailable(run.settings), **state.ledger.unavailable},
     )
-    statement.write(run.settings.report_dir / "conformance.json", run, state.verdict)
-    session.exitstatus = state.verdict.exit_status
+    state.conclusion = certification.conclude(run, state.verdict)
+    statement.write(
+        run.settings.report_dir / "conformance.json",
+        run,
+        state.verdict,
+        state.conclusion.statement_fields(),
+    )
+    certification.write_evidence(run, state.verdict)
+    session.exitstatus = state.conclusion.exit_status
+    yield  # pytest-html and junitxml write their reports here
+    certification.write_package(run, state.conclusion)
+    session.exitstatus = state.conclusion.exit_status  # 2 if the package could not be written
 
 
 def unavailable(settings: Settings) -> dict[str, str]:
@@ -317,7 +336,7 @@ def pytest_html_report_title(report) -> None:
 def pytest_html_results_summary(prefix, summary, postfix, session) -> None:
     state = session.config.stash[STATE]
     if state.verdict is not None:
-        prefix.append(html.summary_html(state.run, state.verdict))
+        prefix.append(html.summary_html(state.run, state.verdict, state.conclusion))
 
 
 def pytest_html_results_table_header(cells) -> None:
@@ -350,4 +369,6 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         f"target {run.settings.base_url}, plan {run.settings.plan}, profile "
         f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key})"
     )
+    for line in certification.console_lines(state.conclusion):
+        terminalreporter.write_line(line)
     terminalreporter.write_line(f"statement: {run.settings.report_dir / 'conformance.json'}")

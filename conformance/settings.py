@@ -8,6 +8,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance import baseline, compare
+from conformance.baseline import Baseline
+
 # Requests per minute and per day of each published plan (interface document, Limits).
 PLANS: dict[str, tuple[int, int]] = {
     "free": (60, 1_000),
@@ -30,6 +33,10 @@ ENVIRONMENT = {
     "seed": "PETSTORE_SEED",
     "report_dir": "PETSTORE_REPORT_DIR",
     "strict": "PETSTORE_STRICT",
+    "expected_failures": "PETSTORE_EXPECTED_FAILURES",
+    "write_expected_failures": "PETSTORE_WRITE_EXPECTED_FAILURES",
+    "previous": "PETSTORE_PREVIOUS",
+    "package": "PETSTORE_PACKAGE",
 }
 
 SMOKE_BUDGET = 30
@@ -73,6 +80,11 @@ class Settings:
     report_dir: Path = Path("reports")
     strict: bool = False
     run_id: str = field(default_factory=new_run_id)
+    # Nightly CI and certification: a loaded baseline and previous statement, two output paths.
+    expected_failures: Baseline | None = field(default=None, compare=False)
+    write_expected_failures: Path | None = None
+    previous: dict | None = field(default=None, repr=False, compare=False)
+    package: Path | None = None
 
     def __post_init__(self) -> None:
         if self.plan not in PLAN_NAMES:
@@ -134,6 +146,24 @@ def parse_bool(text: str | None) -> bool:
     return (text or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+# Options naming a file, and how each is read: inputs are read now, so that a bad one is refused
+# before the run sends a request.
+FILES = {
+    "report_dir": Path,
+    "expected_failures": baseline.load,
+    "write_expected_failures": Path,
+    "previous": compare.load_statement,
+    "package": Path,
+}
+
+
+def read_file_option(name: str, path: Path):
+    try:
+        return FILES[name](path)
+    except ValueError as error:  # BaselineError, UnreadableStatement: one line each
+        raise SettingsError(str(error)) from None
+
+
 def resolve(given: dict[str, str | bool | None]) -> dict:
     """Each option as given, else from its environment variable, parsed; None where absent."""
     options: dict = {}
@@ -145,7 +175,7 @@ def resolve(given: dict[str, str | bool | None]) -> dict:
             value = parse_int(name, value)
         elif name == "strict":
             value = value if isinstance(value, bool) else parse_bool(value)
-        elif name == "report_dir" and value is not None:
-            value = Path(value)
+        elif name in FILES and value is not None:
+            value = read_file_option(name, Path(value))
         options[name] = value
     return options

@@ -28,6 +28,11 @@ def requirements_path() -> Path:
     return spec_dir() / "requirements.yaml"
 
 
+def interface_path() -> Path:
+    """The interface document itself, shipped so that a clone or a wheel stands alone."""
+    return spec_dir() / "interface.md"
+
+
 @cache
 def openapi() -> dict:
     return yaml.safe_load(openapi_path().read_text(encoding="utf-8"))
@@ -35,6 +40,10 @@ def openapi() -> dict:
 
 def openapi_sha256() -> str:
     return hashlib.sha256(openapi_path().read_bytes()).hexdigest()
+
+
+def interface_sha256() -> str:
+    return hashlib.sha256(interface_path().read_bytes()).hexdigest()
 
 
 def spec_version() -> str:

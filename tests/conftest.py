@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
+from tests.browser import chromium_path
 from tests.servers import ReferenceProcess, reference_args, start_reference
 
 REDIS_ADDRESS = ("127.0.0.1", 6379)
@@ -22,12 +23,18 @@ def _redis_reachable() -> bool:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    # Redis tests skip on a laptop without Redis, but CI promises Redis: there they fail.
+    # Redis and Chromium tests skip on a laptop without them, but CI promises both: there they
+    # fail (.ci/run installs Chromium).
     if item.get_closest_marker("redis") and not _redis_reachable():
-        reason = "Redis is not reachable on {}:{}".format(*REDIS_ADDRESS)
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{reason}, and CI=true requires it", pytrace=False)
-        pytest.skip(reason)
+        _missing("Redis is not reachable on {}:{}".format(*REDIS_ADDRESS))
+    if item.get_closest_marker("browser") and chromium_path() is None:
+        _missing("Chromium is not installed (apt-get install chromium)")
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason}, and CI=true requires it", pytrace=False)
+    pytest.skip(reason)
 
 
 ReferenceFactory = Callable[..., ReferenceProcess]

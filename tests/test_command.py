@@ -28,7 +28,7 @@ FULL_RUN_TIMEOUT = 240
 QUICK_TIMEOUT = 60
 MINUTE_SECONDS = 3
 OUTCOMES = {"passed", "failed", "warned", "not-tested"}
-REPORTS = ("report.html", "junit.xml", "conformance.json")
+REPORTS = ("report.html", "junit.xml", "conformance.json", "exchanges.har", "badge.svg")
 
 
 @dataclass

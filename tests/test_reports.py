@@ -32,6 +32,7 @@ SCRIPT = "<script>alert('key')</script>"
 class FakeClient:
     requests_sent: int = 7
     per_key: dict[str, int] = field(default_factory=lambda: {"main": 4, "spare": 2, "none": 1})
+    exchanges: list = field(default_factory=list)
 
     def requests_per_key(self) -> dict[str, int]:
         return dict(self.per_key)
@@ -123,6 +124,8 @@ def test_the_statement_has_every_contract_field(run, failing_verdict):
     assert document["suite_version"] == __version__
     assert document["spec_version"] == str(openapi["info"]["version"]) == "1.0.0"
     assert document["spec_sha256"] == hashlib.sha256(spec.openapi_path().read_bytes()).hexdigest()
+    interface = hashlib.sha256(spec.interface_path().read_bytes()).hexdigest()
+    assert document["interface_sha256"] == interface
     assert document["target"] == BASE
     assert document["plan"] == "pro"
     assert document["plan_limits"] == {"requests_per_minute": 300, "requests_per_day": 10_000}
@@ -250,7 +253,7 @@ def test_summary_shows_the_verdict(run, failing_verdict):
 def test_summary_escapes_html_in_failure_messages(run, failing_verdict):
     page = summary_html(run, failing_verdict)
     assert SCRIPT not in page
-    assert "<script>" not in page
+    assert "<script>alert" not in page
     assert html.escape(SCRIPT) in page
 
 
@@ -264,6 +267,7 @@ def test_summary_shows_the_facts_and_never_a_key(run, failing_verdict):
     page = summary_html(run, failing_verdict)
     assert BASE in page
     assert "pro (300 per minute, 10000 per day)" in page
+    assert f"interface.md sha256 {spec.interface_sha256()[:16]}" in page
     assert "main: 4, spare: 2, none: 1" in page
     assert "the base URL does not end in /v1" in page
     assert FAILING_ID in page
@@ -277,7 +281,7 @@ def test_evidence_html_has_the_curl_line_and_escapes_bodies(failing_verdict, fai
     assert "$PETSTORE_API_KEY" in page
     assert f"[{FAILING_ID}]" in page
     assert "<b>bold</b>" not in page
-    assert "<script>" not in page
+    assert "<script>alert" not in page
     assert MAIN not in page and SPARE not in page
 
 

@@ -50,6 +50,8 @@ def test_resolve_reads_the_environment(monkeypatch):
     monkeypatch.setenv("PETSTORE_SEED", "7")
     monkeypatch.setenv("PETSTORE_REPORT_DIR", "out/here")
     monkeypatch.setenv("PETSTORE_STRICT", "true")
+    monkeypatch.setenv("PETSTORE_WRITE_EXPECTED_FAILURES", "known.yaml")
+    monkeypatch.setenv("PETSTORE_PACKAGE", "out/evidence.zip")
     options = resolve({})
     assert options == {
         "base_url": BASE,
@@ -63,6 +65,10 @@ def test_resolve_reads_the_environment(monkeypatch):
         "seed": 7,
         "report_dir": Path("out/here"),
         "strict": True,
+        "expected_failures": None,  # read from its file: tests/test_baseline.py
+        "write_expected_failures": Path("known.yaml"),
+        "previous": None,  # read from its file: tests/test_compare.py
+        "package": Path("out/evidence.zip"),
     }
     built = Settings(**options)
     assert built.plan_limits == (500, 20_000)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import yaml
 from openapi_spec_validator import validate
 
-from conformance.spec import openapi, requirements_path
+from conformance.spec import interface_path, interface_sha256, openapi, requirements_path
 
 REQUIREMENT_ID = re.compile(r"^[A-Z]+(-[A-Z0-9]+)+$")
 
@@ -49,3 +51,20 @@ def test_requirement_is_well_formed(entry):
         assert isinstance(reason, str) and reason.strip()
     for test in tests:
         assert re.match(r"^test_\w+\.py::test_\w+$", test), test
+
+
+def test_the_interface_document_ships_in_the_spec_folder():
+    raw = yaml.safe_load(requirements_path().read_text(encoding="utf-8"))
+    assert raw["document_file"] == interface_path().name == "interface.md"
+    text = interface_path().read_text(encoding="utf-8")
+    assert text.startswith("# Pet Store Service Interface Specification")
+    assert f"The interface version is {raw['document_version']}." in text
+    assert interface_sha256() == hashlib.sha256(interface_path().read_bytes()).hexdigest()
+
+
+def test_a_fresh_clone_needs_nothing_beside_it():
+    """A user's clone has no ../shared: nothing the project ships may point there."""
+    root = Path(__file__).resolve().parents[1]
+    shipped = [root / "README.md", *root.glob("spec/*"), *root.glob("conformance/**/*.py")]
+    for path in shipped:
+        assert "../shared" not in path.read_text(encoding="utf-8"), path

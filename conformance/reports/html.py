@@ -1,5 +1,7 @@
-"""The sections the checker adds to pytest-html's report: the verdict and requirement matrix at
-the top, and the evidence (exchanges and curl lines) under every test that saw a failure."""
+"""The sections the checker adds to pytest-html's report: the verdict, the requirement matrix
+(filtered by outcome and by area), the expected failures, the comparison and the rate-limit
+timeline at the top; the evidence (exchanges and curl lines) under every test that saw a
+failure; and pytest-html's Python and plugin table moved to the end, where it bothers no one."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ from typing import TYPE_CHECKING
 
 from conformance import __version__, spec
 from conformance.checks import CheckResult
+from conformance.reports import certification_html, timeline
 from conformance.verdict import Verdict
 
 if TYPE_CHECKING:
+    from conformance.certification import Conclusion
     from conformance.client import Exchange
     from conformance.run import Run
 
@@ -27,8 +31,53 @@ STYLE = """
 .psc-warned {color: #b26a00; font-weight: bold} .psc-not-tested {color: #6d6d6d}
 .psc pre {white-space: pre-wrap; word-break: break-all; background: #f6f6f6; padding: .4em;
   margin: .2em 0}
+.psc-expected {color: #8e24aa; font-weight: bold} .psc-stale {color: #8e24aa}
+.psc-filters {margin: .3em 0} .psc-filters label {margin-right: 1.2em}
+.psc-legend span {margin-right: 1.2em}
+#psc-matrix tr[data-tags~=failed] {background: #fdecea}
+#psc-matrix tr[data-tags~=expected] {background: #f5eaf7}
+#psc-matrix tr[data-tags~=warned] {background: #fff4e0}
 </style>
 """
+# The matrix filters, and the environment table (Python, plugins) moved after the results: a
+# reader comes for the verdict, not for the versions of pluggy.
+SCRIPT = """
+<script>
+function pscFilter() {
+  const outcome = document.getElementById('psc-outcome').value;
+  const area = document.getElementById('psc-area').value;
+  let shown = 0;
+  for (const row of document.querySelectorAll('#psc-matrix tbody tr')) {
+    const tags = row.dataset.tags.split(' ');
+    row.hidden = !((outcome === 'all' || tags.includes(outcome)) &&
+                   (area === 'all' || row.dataset.area === area));
+    shown += row.hidden ? 0 : 1;
+  }
+  document.getElementById('psc-shown').textContent = shown;
+}
+document.addEventListener('DOMContentLoaded', () => {
+  const footer = document.querySelector('footer');
+  for (const id of ['environment-header', 'environment']) {
+    const part = document.getElementById(id);
+    if (part && footer) footer.before(part);
+  }
+  const heading = document.querySelector('#environment-header h2');
+  if (heading) heading.textContent = 'Environment (Python and plugins)';
+});
+</script>
+"""
+AREAS = {
+    "AUTH": "Authentication",
+    "CAT": "Categories",
+    "VAL": "Validation",
+    "EP": "Endpoints",
+    "ERR": "Errors",
+    "GEN": "General",
+    "LIM": "Limits",
+    "DEP": "Deprecation",
+    "VER": "Versioning",
+}
+OUTCOME_FILTERS = ("all", "failed", "expected", "warned", "passed", "not-tested")
 
 
 def css_class(text: str) -> str:
@@ -47,7 +96,8 @@ def facts_table(run: Run, verdict: Verdict) -> str:
         ("Profile", settings.profile + (", strict" if settings.strict else "")),
         (
             "Interface",
-            f"Pet Store v{spec.spec_version()}, openapi.yaml sha256 {spec.openapi_sha256()[:16]}…",
+            f"Pet Store v{spec.spec_version()}, openapi.yaml sha256 {spec.openapi_sha256()[:16]}…, "
+            f"interface.md sha256 {spec.interface_sha256()[:16]}…",
         ),
         (
             "Checker",
@@ -73,23 +123,52 @@ def test_functions(test_ids: list[str]) -> list[str]:
     return [f"{name} ({n} cases)" if n > 1 else name for name, n in counts.items()]
 
 
-def matrix_table(verdict: Verdict) -> str:
+def area(requirement_id: str) -> str:
+    prefix = requirement_id.split("-", 1)[0]
+    return AREAS.get(prefix, prefix)
+
+
+def filters(verdict: Verdict) -> str:
+    areas = list(dict.fromkeys(area(o.requirement.id) for o in verdict.outcomes))
+    outcomes = "".join(f"<option>{name}</option>" for name in OUTCOME_FILTERS)
+    choices = "".join(f"<option>{escape(name)}</option>" for name in ["all", *areas])
+    return (
+        "<div class='psc-filters'>"
+        f"<label>Outcome <select id='psc-outcome' onchange='pscFilter()'>{outcomes}</select>"
+        "</label>"
+        f"<label>Area <select id='psc-area' onchange='pscFilter()'>{choices}</select></label>"
+        f"<span><span id='psc-shown'>{len(verdict.outcomes)}</span> of "
+        f"{len(verdict.outcomes)} requirements shown</span></div>"
+    )
+
+
+def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
+    expected = certification_html.excused_ids(conclusion)
+    stale = certification_html.stale_ids(conclusion)
     rows = []
     for outcome in verdict.outcomes:
         requirement = outcome.requirement
         detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
         tests = "<br>".join(escape(line) for line in test_functions(outcome.tests))
+        tags = [outcome.outcome]
+        shown = outcome.outcome
+        if requirement.id in expected:
+            tags.append("expected")
+            shown += " <span class='psc-expected'>(expected)</span>"
+        if requirement.id in stale:
+            shown += " <span class='psc-stale'>(stale entry)</span>"
         rows.append(
-            f"<tr><td>{escape(requirement.id)}</td><td>{requirement.level}</td>"
-            f"<td class='{css_class(outcome.outcome)}'>{outcome.outcome}</td>"
+            f"<tr data-tags='{' '.join(tags)}' data-area='{escape(area(requirement.id))}'>"
+            f"<td>{escape(requirement.id)}</td><td>{requirement.level}</td>"
+            f"<td class='{css_class(outcome.outcome)}'>{shown}</td>"
             f"<td>{outcome.checks}</td><td>{escape(requirement.statement)}</td>"
             f"<td>{tests}</td><td>{escape(detail)}</td></tr>"
         )
     head = (
-        "<tr><th>Requirement</th><th>Level</th><th>Outcome</th><th>Checks</th>"
-        "<th>Statement</th><th>Tests</th><th>Failure or reason</th></tr>"
+        "<thead><tr><th>Requirement</th><th>Level</th><th>Outcome</th><th>Checks</th>"
+        "<th>Statement</th><th>Tests</th><th>Failure or reason</th></tr></thead>"
     )
-    return f"<table>{head}{''.join(rows)}</table>"
+    return f"<table id='psc-matrix'>{head}<tbody>{''.join(rows)}</tbody></table>"
 
 
 def created_list(run: Run) -> str:
@@ -106,18 +185,23 @@ def created_list(run: Run) -> str:
     )
 
 
-def summary_html(run: Run, verdict: Verdict) -> str:
+def summary_html(run: Run, verdict: Verdict, conclusion: Conclusion | None = None) -> str:
     counts = {}
     for outcome in verdict.outcomes:
         counts[outcome.outcome] = counts.get(outcome.outcome, 0) + 1
     tally = ", ".join(f"{n} {name}" for name, n in counts.items())
     return (
-        f"{STYLE}<div class='psc'>"
+        f"{STYLE}{SCRIPT}<div class='psc'>"
         f"<span class='psc-verdict {css_class(verdict.verdict)}'>"
         f"Verdict: {escape(verdict.verdict)}</span>"
+        f"{certification_html.exit_note(conclusion)}"
         f"{facts_table(run, verdict)}"
-        f"<h2>Requirements ({tally})</h2>{matrix_table(verdict)}"
-        f"<h2>Categories created</h2>{created_list(run)}</div>"
+        f"{certification_html.baseline_section(conclusion)}"
+        f"{certification_html.comparison_section(conclusion)}"
+        f"<h2>Requirements ({tally})</h2>{filters(verdict)}{matrix_table(verdict, conclusion)}"
+        f"<h2>Rate limits over the run</h2>{timeline.timeline_html(run.client.exchanges)}"
+        f"<h2>Categories created</h2>{created_list(run)}"
+        "<h2>Tests, with the evidence of each failure</h2></div>"
     )
 
 

@@ -50,13 +50,17 @@ def requirement_entry(outcome: RequirementOutcome) -> dict:
     return entry
 
 
-def statement(run: Run, verdict: Verdict, finished_at: float) -> dict:
+def statement(
+    run: Run, verdict: Verdict, finished_at: float, additions: dict | None = None
+) -> dict:
+    """`additions` (the baseline's lists, the comparison) go in, replacing same-named fields."""
     settings = run.settings
-    return {
+    document = {
         "suite": "petstore-conformance",
         "suite_version": __version__,
         "spec_version": spec.spec_version(),
         "spec_sha256": spec.openapi_sha256(),
+        "interface_sha256": spec.interface_sha256(),
         "target": settings.base_url,
         "bundled_reference": run.reference is not None,
         "plan": settings.plan,
@@ -84,9 +88,11 @@ def statement(run: Run, verdict: Verdict, finished_at: float) -> dict:
         "failed_requirements": verdict.failed_requirements,
         "warned_requirements": verdict.warned_requirements,
     }
+    document.update(additions or {})
+    return document
 
 
-def write(path: Path, run: Run, verdict: Verdict) -> None:
+def write(path: Path, run: Run, verdict: Verdict, additions: dict | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = statement(run, verdict, time.time())
+    document = statement(run, verdict, time.time(), additions)
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

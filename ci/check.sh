@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Run petstore-conformance in CI and exit with its status (0 conformant, 1 not, 2 no verdict).
+# Every option comes from its PETSTORE_* variable, the keys from secrets: an empty variable (an
+# input left blank) counts as not given. Reports go to PETSTORE_REPORT_DIR. On GitHub it also
+# sets the step outputs `verdict` and `exit-status` and writes the job summary.
+set -uo pipefail
+export PETSTORE_REPORT_DIR="${PETSTORE_REPORT_DIR:-petstore-conformance-reports}"
+venv="${PSC_VENV:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}/petstore-conformance-venv}"
+checker=petstore-conformance
+if [ -x "$venv/bin/petstore-conformance" ]; then
+    checker="$venv/bin/petstore-conformance"
+fi
+
+# A nightly job names last night's statement; the first night there is none yet.
+if [ -n "${PETSTORE_PREVIOUS:-}" ] && [ ! -e "$PETSTORE_PREVIOUS" ]; then
+    echo "petstore-conformance: no previous statement at $PETSTORE_PREVIOUS yet; no comparison this run"
+    unset PETSTORE_PREVIOUS
+fi
+
+started="$(mktemp)"
+"$checker"
+status=$?
+
+# A statement left by an earlier run in the same folder must not speak for this one.
+statement="$PETSTORE_REPORT_DIR/conformance.json"
+if [ ! "$statement" -nt "$started" ]; then
+    statement=/nonexistent
+fi
+rm -f "$started"
+summary_py="$(dirname "${BASH_SOURCE[0]}")/summary.py"
+verdict="$(python3 "$summary_py" verdict "$statement")"
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    printf 'verdict=%s\nexit-status=%s\n' "$verdict" "$status" >> "$GITHUB_OUTPUT"
+fi
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    python3 "$summary_py" markdown "$statement" "$status" >> "$GITHUB_STEP_SUMMARY"
+fi
+exit "$status"

@@ -1,0 +1,101 @@
+"""What a run concludes beyond its verdict, for nightly CI and vendor self-certification, and the
+evidence it leaves: the plugin's hooks call these four functions and nothing more.
+
+- `conclude`: the baseline's judgement (`--expected-failures`), the comparison with the previous
+  run (`--previous`), and the exit status they decide;
+- `write_evidence`: `exchanges.har` and `badge.svg` on every run, and the baseline of this run's
+  failures when `--write-expected-failures` asks;
+- `write_package`: the zip of `--package`, once every report is on disk;
+- `console_lines`: what the terminal summary adds.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conformance import baseline, compare, spec
+from conformance.reports import badge, har, package
+from conformance.verdict import Verdict
+
+if TYPE_CHECKING:
+    from conformance.run import Run
+
+
+@dataclass
+class Conclusion:
+    judgement: baseline.Judgement
+    comparison: compare.Comparison | None
+    exit_status: int
+    package: Path | None = None  # written after the reports
+    package_error: str | None = None
+
+    def statement_fields(self) -> dict:
+        """Added to `conformance.json`; `exit_status` replaces the verdict's own."""
+        return {
+            "exit_status": self.exit_status,
+            **self.judgement.statement_fields(),
+            "comparison": self.comparison.to_dict() if self.comparison else None,
+        }
+
+
+def run_day(run: Run) -> datetime.date:
+    """The day the run started, in UTC: what an expected failure's `until` is judged against."""
+    return datetime.datetime.fromtimestamp(run.started_at, datetime.UTC).date()
+
+
+def conclude(run: Run, verdict: Verdict) -> Conclusion:
+    settings = run.settings
+    judgement = baseline.judge(verdict, settings.expected_failures, run_day(run))
+    comparison = None
+    if settings.previous is not None:
+        comparison = compare.compare(settings.previous, this_run(run, verdict))
+    return Conclusion(judgement, comparison, baseline.exit_status(verdict, judgement))
+
+
+def this_run(run: Run, verdict: Verdict) -> dict:
+    """This run in the statement's shape, as far as the comparison reads it."""
+    return {
+        "target": run.settings.base_url,
+        "spec_sha256": spec.openapi_sha256(),
+        "profile": run.settings.profile,
+        "requirements": [{"id": o.requirement.id, "outcome": o.outcome} for o in verdict.outcomes],
+    }
+
+
+def write_evidence(run: Run, verdict: Verdict) -> None:
+    settings = run.settings
+    har.write(settings.report_dir / "exchanges.har", run.client.exchanges)
+    badge.write(settings.report_dir / "badge.svg", spec.spec_version(), verdict.verdict)
+    if settings.write_expected_failures is not None:
+        baseline.write(
+            settings.write_expected_failures, verdict, settings.base_url, settings.run_id
+        )
+
+
+def write_package(run: Run, conclusion: Conclusion) -> None:
+    settings = run.settings
+    if settings.package is None:
+        return
+    used = settings.expected_failures.path if settings.expected_failures else None
+    try:
+        conclusion.package = package.build(settings.package, settings.report_dir, used)
+    except OSError as error:
+        conclusion.package_error = f"cannot write {settings.package}: {error.strerror or error}"
+        conclusion.exit_status = 2
+
+
+def console_lines(conclusion: Conclusion) -> list[str]:
+    lines = baseline.console_lines(conclusion.judgement)
+    if conclusion.comparison is not None:
+        lines += compare.lines(conclusion.comparison)
+    if conclusion.package_error is not None:
+        lines.append(f"package: {conclusion.package_error}")
+    if conclusion.package is not None:
+        lines.append(
+            f"package: {conclusion.package} (check it with petstore-conformance verify "
+            f"{conclusion.package})"
+        )
+    return lines

@@ -1,0 +1,262 @@
+"""Evidence a vendor can hand over: `--package FILE.zip` bundles the run's reports with a
+`manifest.json`, and `petstore-conformance verify FILE.zip` checks such a package.
+
+What the hashes prove is integrity, not identity: that every file is the one the manifest lists,
+with nothing changed, added or removed since packaging. They do not prove who ran the checker,
+against what, or that the run happened at all: anyone can edit a file and write a new manifest.
+So `verify` also checks that the stated verdict follows from the stated requirement outcomes,
+which catches an edited verdict even in a package whose manifest was rewritten to match.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import sys
+import zipfile
+import zlib
+from pathlib import Path
+
+from conformance import spec
+
+STATEMENT = "conformance.json"
+MANIFEST = "manifest.json"
+FORMAT = "petstore-conformance-package/1"
+# Written by every run, in the order a reader wants them.
+REPORTS = (STATEMENT, "report.html", "junit.xml", "exchanges.har", "badge.svg")
+BASELINE = "expected-failures.yaml"  # the baseline the run was judged with, if any
+# Facts the manifest repeats from the statement, so that a reader sees them without unpacking.
+FACTS = (
+    "suite_version",
+    "spec_version",
+    "spec_sha256",
+    "interface_sha256",
+    "target",
+    "plan",
+    "profile",
+    "verdict",
+    "exit_status",
+    "run_id",
+    "time",
+)
+OUTCOMES = {"passed", "failed", "warned", "not-tested"}
+INTACT, ALTERED, UNREADABLE = 0, 1, 2
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def build(zip_path: Path, report_dir: Path, baseline: Path | None = None) -> Path:
+    """Write the package; it replaces `zip_path` only once complete."""
+    files = {
+        name: (report_dir / name).read_bytes() for name in REPORTS if (report_dir / name).is_file()
+    }
+    if baseline is not None:
+        files[BASELINE] = baseline.read_bytes()
+    statement = json.loads(files[STATEMENT])
+    manifest = {
+        "format": FORMAT,
+        "suite": "petstore-conformance",
+        **{name: statement.get(name) for name in FACTS},
+        "packaged": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "files": {name: sha256(data) for name, data in files.items()},
+    }
+    zip_path.parent.mkdir(parents=True, exist_ok=True)
+    partial = zip_path.with_name(zip_path.name + ".partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        for name, data in files.items():
+            archive.writestr(name, data)
+    partial.replace(zip_path)
+    return zip_path
+
+
+class Unreadable(Exception):
+    """Not a package this command can read; the message is one line."""
+
+
+def read_member(archive: zipfile.ZipFile, name: str) -> bytes | None:
+    """The member's bytes; None when its stored checksum or compression shows it was damaged."""
+    try:
+        return archive.read(name)
+    except (zipfile.BadZipFile, zlib.error, EOFError):
+        return None
+
+
+def open_manifest(archive: zipfile.ZipFile) -> dict:
+    if MANIFEST not in archive.namelist():
+        raise Unreadable(f"not a petstore-conformance package: no {MANIFEST}")
+    data = read_member(archive, MANIFEST)
+    if data is None:
+        return {"files": {}, "damaged": True}
+    try:
+        manifest = json.loads(data)
+    except ValueError:
+        raise Unreadable(f"{MANIFEST} is not JSON") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise Unreadable(f"{MANIFEST} is not a {FORMAT} manifest")
+    if not isinstance(manifest.get("files"), dict) or STATEMENT not in manifest["files"]:
+        raise Unreadable(f"{MANIFEST} lists no {STATEMENT}")
+    return manifest
+
+
+def file_problems(archive: zipfile.ZipFile, manifest: dict) -> tuple[list[str], dict]:
+    """Every listed file present with its hash, nothing unlisted; and the statement, if sound."""
+    problems = []
+    if manifest.get("damaged"):
+        problems.append(f"{MANIFEST} is damaged (its zip checksum does not match)")
+    listed = manifest["files"]
+    for name in sorted(set(archive.namelist()) - set(listed) - {MANIFEST}):
+        problems.append(f"{name} is not listed in the manifest")
+    statement = {}
+    for name, digest in listed.items():
+        if name not in archive.namelist():
+            problems.append(f"{name} is listed but missing")
+            continue
+        data = read_member(archive, name)
+        if data is None or sha256(data) != digest:
+            problems.append(f"{name} was altered: its sha256 is not the manifest's")
+        elif name == STATEMENT:
+            statement = parse_statement(data, problems)
+    return problems, statement
+
+
+def parse_statement(data: bytes, problems: list[str]) -> dict:
+    try:
+        statement = json.loads(data)
+    except ValueError:
+        statement = None
+    if not isinstance(statement, dict):
+        problems.append(f"{STATEMENT} is not a JSON object")
+        return {}
+    return statement
+
+
+def outcome_problems(entry: dict, strict: bool) -> list[str]:
+    """An outcome must follow from the entry's own counts and level."""
+    requirement, outcome = entry.get("id"), entry.get("outcome")
+    checks, failed = entry.get("checks"), entry.get("failed_checks")
+    if outcome not in OUTCOMES or not isinstance(checks, int) or not isinstance(failed, int):
+        return [f"{requirement}: no outcome, checks and failed_checks"]
+    follows = {
+        "passed": checks > 0 and failed == 0,
+        "failed": failed > 0 and (entry.get("level") == "MUST" or strict),
+        "warned": failed > 0 and entry.get("level") == "SHOULD" and not strict,
+        "not-tested": checks == 0,
+    }[outcome]
+    return [] if follows else [f"{requirement}: {outcome} does not follow from its checks"]
+
+
+def expected_exit(statement: dict, failed: list[str]) -> set[int]:
+    """The exit statuses the statement's verdict and expected-failure lists allow."""
+    if statement.get("verdict") == "no verdict":
+        return {2}
+    unexpected = statement.get("unexpected_failures", failed)
+    if (
+        unexpected
+        or statement.get("stale_expected_failures")
+        or statement.get("expired_expected_failures")
+    ):
+        return {1}
+    # Every failure excused: 0, or 2 when the run could not have decided anyway.
+    return {0, 2} if failed else {0}
+
+
+def statement_problems(statement: dict) -> list[str]:
+    """Does the stated verdict follow from the stated requirement outcomes?"""
+    entries = statement.get("requirements")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        return [f"{STATEMENT} has no requirement entries"]
+    strict = statement.get("strict") is True
+    problems = [p for e in entries for p in outcome_problems(e, strict)]
+    failed = [e.get("id") for e in entries if e.get("outcome") == "failed"]
+    warned = [e.get("id") for e in entries if e.get("outcome") == "warned"]
+    verdict = statement.get("verdict")
+    if statement.get("failed_requirements") != failed:
+        problems.append("failed_requirements is not the list of failed requirements")
+    if statement.get("warned_requirements", warned) != warned:
+        problems.append("warned_requirements is not the list of warned requirements")
+    if (verdict == "not conformant") != bool(failed) or verdict not in (
+        "conformant",
+        "not conformant",
+        "no verdict",
+    ):
+        problems.append(f"the verdict {verdict!r} does not follow from {len(failed)} failed MUST")
+    excused = [e.get("id") for e in statement.get("expected_failures", [])]
+    if sorted(excused + statement.get("unexpected_failures", failed)) != sorted(failed):
+        problems.append("expected and unexpected failures do not add up to the failed ones")
+    if statement.get("exit_status") not in expected_exit(statement, failed):
+        problems.append(f"exit status {statement.get('exit_status')} does not follow")
+    return problems
+
+
+def manifest_problems(manifest: dict, statement: dict) -> list[str]:
+    return [
+        f"the manifest's {name} is not the statement's"
+        for name in FACTS
+        if manifest.get(name) != statement.get(name)
+    ]
+
+
+def verify(path: Path) -> tuple[int, list[str]]:
+    """(exit status, lines to print): 0 intact, 1 altered or inconsistent, 2 unreadable."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            manifest = open_manifest(archive)
+            problems, statement = file_problems(archive, manifest)
+    except (OSError, zipfile.BadZipFile) as error:
+        reason = getattr(error, "strerror", None) or "not a zip file"
+        return UNREADABLE, [f"cannot read {path}: {reason}"]
+    except Unreadable as error:
+        return UNREADABLE, [f"{path}: {error}"]
+    if statement:
+        problems += manifest_problems(manifest, statement)
+        try:
+            problems += statement_problems(statement)
+        except (TypeError, AttributeError):  # a field of the wrong type: edited by hand
+            problems.append(f"{STATEMENT} has fields of the wrong type")
+    lines = [summary(manifest), *(f"problem: {p}" for p in problems)]
+    if problems:
+        lines.append(f"{path}: altered or inconsistent ({len(problems)} problem(s))")
+        return ALTERED, lines
+    lines.append(
+        f"{path}: intact ({len(manifest['files'])} files match the manifest) and consistent "
+        "(the verdict follows from the requirement outcomes); the hashes show integrity, not "
+        "who made the package"
+    )
+    lines += local_spec_note(manifest)
+    return INTACT, lines
+
+
+def summary(manifest: dict) -> str:
+    return (
+        f"package of petstore-conformance {manifest.get('suite_version')}, run "
+        f"{manifest.get('run_id')} of {manifest.get('time')}: target {manifest.get('target')}, "
+        f"plan {manifest.get('plan')}, profile {manifest.get('profile')}, verdict "
+        f"{manifest.get('verdict')} (exit {manifest.get('exit_status')})"
+    )
+
+
+def local_spec_note(manifest: dict) -> list[str]:
+    """Whether the package was made against the same interface files as this checker's."""
+    same = (
+        manifest.get("spec_sha256") == spec.openapi_sha256()
+        and manifest.get("interface_sha256") == spec.interface_sha256()
+    )
+    if same:
+        return ["the package's openapi.yaml and interface.md are this checker's own"]
+    return ["note: the package's openapi.yaml or interface.md differ from this checker's own"]
+
+
+def main(args: list[str]) -> int:
+    if len(args) != 1 or args[0].startswith("-"):
+        print("petstore-conformance: usage: petstore-conformance verify FILE.zip", file=sys.stderr)
+        return UNREADABLE
+    status, lines = verify(Path(args[0]))
+    stream = sys.stderr if status == UNREADABLE else sys.stdout
+    prefix = "petstore-conformance: " if status == UNREADABLE else ""
+    for line in lines:
+        print(prefix + line, file=stream)
+    return status
