@@ -302,6 +302,9 @@ class ConformanceClient:
         self._exchanges: list[Exchange] = []
         self._sent_per_label: dict[str, int] = {}
         self._async_transport = async_transport
+        # Made once: a burst opens a session per connection, and loading the CA certificates
+        # anew for each costs tens of milliseconds that stall every request in flight.
+        self._ssl_context = httpx.create_ssl_context()
         self._lock = threading.Lock()  # budget, counts and the exchange list
         self._gate = threading.RLock()  # held per send; held across a burst by `exclusive()`
         self._http = httpx.Client(
@@ -403,6 +406,7 @@ class ConformanceClient:
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         async with httpx.AsyncClient(
             transport=self._async_transport,
+            verify=self._ssl_context,
             timeout=self.timeout,
             follow_redirects=False,
             headers=self._default_headers(),

@@ -24,6 +24,10 @@ SETTLE_MARGIN = 1.0
 """Seconds before Reset after which a sliding window may have given requests back unseen."""
 RISE_TOLERANCE = 2
 """A sliding-window counter may give back a request or two as time passes, within one Reset."""
+DATE_UNCERTAINTY = 2.0
+"""How much later than its freshest Date a server's clock may be: a second of truncation, and
+a second of caching."""
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 MIN_STEPS = 3
 """Counting is judged on at least this many steps (requests after the first, in settled windows)."""
 
@@ -76,29 +80,40 @@ def date_of(exchange: Exchange) -> float | None:
 
 @dataclass(frozen=True)
 class ServerClock:
-    """The server's clock, read through our own: `offset` is server time minus ours.
+    """The server's clock, read through our own: server time is our time plus `offset`, give
+    or take `uncertainty` (later, never earlier).
 
-    Each `Date` header gives a lower bound of the offset (Date is truncated to the second, and
-    servers cache it, so it is never ahead of the time the response was made). The largest
-    bound over many responses is tight: some response always comes just after Date ticks. A
-    server without Date is taken to keep our time.
+    A server on this machine (a loopback address) keeps our time, exactly. Otherwise each
+    `Date` header gives a lower bound of the offset: Date is truncated to the second, and
+    servers cache it (uvicorn refreshes it about once a second, later on a busy machine), so it
+    is never ahead of when the response was made. The largest bound over the run's responses
+    is the offset; the truth may lie up to DATE_UNCERTAINTY later. A server without Date is
+    taken to keep our time.
     """
 
     offset: float = 0.0
+    uncertainty: float = 0.0
 
     @classmethod
     def of(cls, exchanges: Iterable[Exchange]) -> ServerClock:
+        exchanges = list(exchanges)
         bounds = [
             date - (e.started_at + e.elapsed) for e in exchanges if (date := date_of(e)) is not None
         ]
-        return cls(max(bounds) if bounds else 0.0)
+        if not bounds:
+            return cls()
+        lowest = max(bounds)
+        local = exchanges and urlsplit(exchanges[0].url).hostname in LOOPBACK
+        if local and -DATE_UNCERTAINTY - 1 <= lowest <= 0.1:
+            return cls()  # our own clock: its Dates only lag, truncated and cached
+        return cls(lowest, DATE_UNCERTAINTY)
 
     def handled_by(self, seen: Snapshot) -> float:
-        """Server time by which the request had been handled (when we had its response)."""
-        return seen.received + self.offset
+        """Server time by which the request had surely been handled (we had its response)."""
+        return seen.received + self.offset + self.uncertainty
 
     def handled_from(self, seen: Snapshot) -> float:
-        """Server time before which the request cannot have been handled (when we sent it)."""
+        """Server time before which the request cannot have been handled (we had not sent it)."""
         return seen.exchange.started_at + self.offset
 
     def settled(self, seen: Snapshot) -> bool:
@@ -109,6 +124,10 @@ class ServerClock:
     def seconds_until(self, target: float) -> float:
         """Seconds from now until the server's clock has surely passed `target`."""
         return target - (time.time() + self.offset) + 0.05
+
+    def seconds_left(self, target: float) -> float:
+        """Seconds from now until the server's clock may reach `target`, at the soonest."""
+        return target - (time.time() + self.offset + self.uncertainty)
 
 
 def snapshot(exchange: Exchange) -> Snapshot:

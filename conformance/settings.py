@@ -44,13 +44,14 @@ SCENARIO_BUDGET = 400
 """Requests a full run keeps for everything but the exhaustion: scenarios and generated tests."""
 EXHAUSTION_MARGIN = 10
 """Requests the exhaustion needs beyond its waves: probes, the main key's two, the recovery."""
-WINDOWS_OF_SLACK = 2
-"""Where the headers hide the minute's window, the exhaustion may need two minutes' quota."""
+SPENDING_CEILING = 3
+"""Most minutes' quotas the exhaustion may spend (conformance.burst: two where the headers hide
+the minute's window, one more where a 429 came too late in its window to tell anything)."""
 
 
 def exhaustion_reserve(per_minute: int | None) -> int:
-    """Requests a full run keeps for exhausting a key: two minutes' quota and a margin."""
-    return WINDOWS_OF_SLACK * (per_minute or 60) + EXHAUSTION_MARGIN
+    """Requests a full run keeps for exhausting a key: three minutes' quota and a margin."""
+    return SPENDING_CEILING * (per_minute or 60) + EXHAUSTION_MARGIN
 
 
 class SettingsError(ValueError):
