@@ -34,7 +34,9 @@ def test_a_wave_is_sized_to_land_in_half_the_time_left(
     assert wave == Wave(requests, connections)
     # each connection opens with one round trip, then sends one request per round trip; the
     # checker's own work per request comes on top
-    landing = round_trip + math.ceil(requests / connections) * round_trip + requests * CPU_PER_REQUEST
+    landing = (
+        round_trip + math.ceil(requests / connections) * round_trip + requests * CPU_PER_REQUEST
+    )
     assert landing <= (seconds_left - 1) / 2
 
 
