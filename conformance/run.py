@@ -38,10 +38,12 @@ class Run:
     no_verdict_reason: str | None = None
     _names: int = 0
 
-    def unique_name(self, label: str = "") -> str:
-        """A category name carrying the run's prefix, so operators can find what we created."""
+    def unique_name(self) -> str:
+        """A category name carrying the run's prefix, so operators can find what we created:
+        `psc-<tag>-<n>`, 11 to 13 characters, leaving room within the 32 every server must
+        accept for a text after it."""
         self._names += 1
-        return f"{self.settings.name_prefix}{self._names}{'-' + label if label else ''}"
+        return f"{self.settings.name_prefix}{self._names}"
 
     def remember_category(self, category: dict) -> None:
         self.created_categories.append(

@@ -31,6 +31,9 @@ ENVIRONMENT = {
     "report_dir": "PETSTORE_REPORT_DIR",
     "strict": "PETSTORE_STRICT",
 }
+# The run's tag in category names: no 0/o or 1/l, so that an operator reads it back right.
+TAG_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+TAG_LENGTH = 5
 
 SMOKE_BUDGET = 30
 
@@ -45,7 +48,9 @@ def from_environment(name: str) -> str | None:
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+    """`<UTC time>-<tag>`: the time for people, the random tag for the run's category names."""
+    tag = "".join(secrets.choice(TAG_ALPHABET) for _ in range(TAG_LENGTH))
+    return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + "-" + tag
 
 
 @dataclass(frozen=True)
@@ -96,8 +101,11 @@ class Settings:
 
     @property
     def name_prefix(self) -> str:
-        """Categories the run creates carry this prefix, so operators can find and remove them."""
-        return f"psc-{self.run_id}-"
+        """Categories the run creates carry this prefix, so operators can find and remove them.
+
+        Short (`psc-` and the run's five-character tag: 10 characters), so that a name with a
+        counter and a text after it still fits the 32 characters every server must accept."""
+        return f"psc-{self.run_id.rsplit('-', 1)[-1]}-"
 
     @property
     def budget(self) -> int:

@@ -410,8 +410,8 @@ def probe_emoji(c: httpx.Client) -> None:
 
 
 def probe_short_names(c: httpx.Client) -> None:
-    assert post(c, {"name": "x" * 51}).status_code == 400
-    assert post(c, {"name": "x" * 50}).status_code == 201
+    assert post(c, {"name": "x" * 21}).status_code == 400
+    assert post(c, {"name": "x" * 20}).status_code == 201
 
 
 FAULT_PROBES: dict[str, Probe] = {

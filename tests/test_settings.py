@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.settings import ENVIRONMENT, SMOKE_BUDGET, Settings, SettingsError, resolve
+from conformance.settings import (
+    ENVIRONMENT,
+    SMOKE_BUDGET,
+    TAG_ALPHABET,
+    Settings,
+    SettingsError,
+    resolve,
+)
 
 MAIN = "sk-main-Secret-7f3a"
 SPARE = "sk-spare-Secret-91bc"
@@ -226,9 +233,18 @@ def test_keys_are_labelled():
     assert settings(spare_api_key=SPARE).keys == {"main": MAIN, "spare": SPARE}
 
 
-def test_the_name_prefix_carries_the_run_id():
+def test_the_name_prefix_carries_the_run_tag():
     run = settings(run_id="20250301120000-abcd")
-    assert run.name_prefix == "psc-20250301120000-abcd-"
+    assert run.name_prefix == "psc-abcd-"
+
+
+def test_the_name_prefix_is_short_and_readable():
+    # 10 characters leave 19 of the 32 every server must accept for a counter and a text.
+    for _ in range(50):
+        prefix = settings().name_prefix
+        assert len(prefix) == 10
+        tag = prefix.removeprefix("psc-").removesuffix("-")
+        assert set(tag) <= set(TAG_ALPHABET)
 
 
 def test_two_runs_get_different_run_ids_and_prefixes():

@@ -106,7 +106,7 @@ def send(
     """Send `operation` (with a valid NewCategory when it takes one) and remember what it made."""
     kwargs: dict[str, Any] = {"key": key, "authorization": authorization, "params": params}
     if operation.has_body:
-        kwargs["json"] = {"name": run.unique_name("auth")}
+        kwargs["json"] = {"name": run.unique_name()}
     exchange = client.request(operation.method, operation.path, **kwargs)
     skip_if_throttled(exchange)
     if operation.has_body:

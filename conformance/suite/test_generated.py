@@ -8,10 +8,11 @@ must meet are this module's, each citing its requirement id; what every response
 (rate-limit headers, no 5xx, Error bodies on 400 and 401) the plugin checks already.
 
 Fair where the document is silent (conformance/generation.py holds the rules): a NewCategory
-must be accepted only when its name and description are 1 to 100 printable characters and it
-has no other fields; it must be refused only when it truly is not a NewCategory (no object, no
-`name`, a field that is not a string, not JSON); everything in between may go either way. Every
-name the run sends starts with the run's prefix, and every category created is remembered.
+must be accepted only when its name is 1 to 32 and its description 1 to 100 printable
+characters and it has no other fields; it must be refused only when it truly is not a
+NewCategory (no object, no `name`, a field that is not a string, not JSON); everything in
+between may go either way. Every name the run sends starts with the run's prefix, and every
+category created is remembered.
 
 Requests: generation.generated_request_budget(budget, per-minute figure), at most 120 (a full
 run on a default budget), split by generation.SHARES; never any of the reserve that exhausting
@@ -332,7 +333,7 @@ def test_generated_create_category_positive(client, run, generated):
     forms = st.sampled_from(
         ["as generated", "made fair", "made fair, longest", "long name", "long description"]
     )
-    # Past the 100-character limit a server may refuse (400), but not fail (5xx).
+    # Past the limits (32 for a name) a server may refuse (400), but not fail (5xx).
     lengths = st.integers(min_value=generation.NAME_LIMIT + 1, max_value=OVERSIZED_LENGTH)
     sender.explore(st.tuples(operation.as_strategy(), forms, lengths), step)
 

@@ -411,10 +411,10 @@ class PetStoreDouble:
         return self.json(self.render_category(category), status=status)
 
     def refuse_name(self, name: str) -> str | None:
-        if self.variant("name-length-limit") and (not name.strip() or len(name) > 100):
-            return "The name must be 1 to 100 characters and not blank."
-        if self.fault("short-name-limit") and len(name) > 50:
-            return "The name must be at most 50 characters."
+        if self.variant("name-length-limit") and (not name.strip() or len(name) > 32):
+            return "The name must be 1 to 32 characters and not blank."
+        if self.fault("short-name-limit") and len(name) > 20:
+            return "The name must be at most 20 characters."
         if self.fault("unicode-names-rejected") and not name.isascii():
             return "The name may only contain ASCII characters."
         return None

@@ -141,7 +141,9 @@ FAULTS: dict[str, Fault] = {
         "8-bit database column).",
     ),
     "unicode-names-rejected": Fault("CAT-NAME-RANGE", "Any non-ASCII name is refused with 400."),
-    "short-name-limit": Fault("CAT-NAME-RANGE", "Names over 50 characters are refused with 400."),
+    "short-name-limit": Fault(
+        "CAT-NAME-RANGE", "Names over 20 characters are refused with 400 (a VARCHAR(20) column)."
+    ),
     "list-forgets-new": Fault(
         "CAT-LIST-COMPLETE",
         "GET /categories serves a list cached at start: created categories never appear.",
@@ -297,7 +299,7 @@ VARIANTS: dict[str, str] = {
         "long Retry-After (ten minutes)."
     ),
     "other-error-codes": "Different Error `code` values and messages.",
-    "name-length-limit": "Blank names and names over 100 characters are refused with 400.",
+    "name-length-limit": "Blank names and names over 32 characters are refused with 400.",
     "large-int64-ids": "Ids start near 2**62.",
     "connection-close": "Every response says `Connection: close`.",
     "gzip": "Responses are gzip-encoded when the client accepts it.",
