@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pytest_html import extras
 
-from conformance import checks
+from conformance import causes, checks
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.reports import html, statement
 from conformance.run import NoVerdict, Run, open_run
@@ -175,10 +175,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def blocking(results: list[checks.CheckResult], strict: bool) -> list[checks.CheckResult]:
-    """The failures that fail a test: MUST ones, and SHOULD ones too when strict."""
+    """The failures that fail a test: MUST ones (SHOULD ones too when strict) that no more
+    specific failure on the same response explains."""
     return [
         r
-        for r in results
+        for r in causes.settle(results).kept
         if not r.passed and (strict or catalogue()[r.requirement_id].level == "MUST")
     ]
 
@@ -204,7 +205,7 @@ def pytest_runtest_call(item: pytest.Item):
         state.broken_tests.append(this_test)
         raise
     strict = state.run.settings.strict if state.run else False
-    results = state.ledger.for_test(this_test)
+    results = causes.settle(state.ledger.for_test(this_test)).kept
     failures = blocking(results, strict)
     for result in results:
         if not result.passed and result not in failures:
@@ -248,7 +249,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         profile=run.settings.profile,
         no_verdict_reason=reason,
         untested_reason=untested_reason(run),
-        unavailable={**unavailable(run.settings), **state.ledger.unavailable},
+        unavailable=unavailable(run.settings),
+        cannot_check=state.ledger.unavailable,
     )
     statement.write(run.settings.report_dir / "conformance.json", run, state.verdict)
     session.exitstatus = state.verdict.exit_status

@@ -54,6 +54,8 @@ class Requirement:
     tests: tuple[str, ...] = field(default_factory=tuple)
     not_testable: str | None = None
     rationale: str | None = None
+    yields_to: tuple[str, ...] = field(default_factory=tuple)
+    needs: tuple[str, ...] = field(default_factory=tuple)
 
 
 @cache
@@ -70,6 +72,8 @@ def catalogue() -> dict[str, Requirement]:
             tests=tuple(item.get("tests") or ()),
             not_testable=item.get("not_testable"),
             rationale=item.get("rationale"),
+            yields_to=tuple(item.get("yields_to") or ()),
+            needs=tuple(item.get("needs") or ()),
         )
         entries[requirement.id] = requirement
     return entries

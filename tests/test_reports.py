@@ -95,7 +95,7 @@ def failing_exchange() -> Exchange:
 
 def all_passing() -> list[checks.CheckResult]:
     return [
-        checks.CheckResult(r.id, True, "held", "test_ok")
+        checks.CheckResult(r.id, True, "held", r.tests[0] if r.tests else "test_ok")
         for r in catalogue().values()
         if not r.not_testable
     ]
@@ -179,7 +179,10 @@ def test_a_failing_check_has_the_redacted_exchange_and_curl_line_as_evidence(
     document = statement_module.statement(run, failing_verdict, FINISHED)
     failing = entry(document, FAILING_ID)
     assert failing["failed_checks"] == 1
-    assert failing["tests"] == ["test_errors.py::test_status_match", "test_ok"]
+    assert failing["tests"] == [
+        "test_auth.py::test_wrong_credential_is_401",
+        "test_errors.py::test_status_match",
+    ]
     assert failing["checks"] == 2
     [evidence] = failing["evidence"]
     assert evidence["test"] == "test_errors.py::test_status_match"
@@ -286,3 +289,17 @@ def test_evidence_html_without_an_exchange_has_just_the_message():
     page = evidence_html(checks.ledger().results)
     assert "a &lt;b&gt; message" in page
     assert "curl" not in page
+
+
+def test_a_blocked_requirement_names_what_blocked_it(run, failing_exchange):
+    checks.expect("LIM-HEADERS-VALID", False, "Reset '1.5e9'", failing_exchange)
+    results = [
+        r
+        for r in all_passing()
+        if r.requirement_id not in ("LIM-HEADERS-VALID", "LIM-RESET-HONEST")
+    ]
+    verdict = decide([*results, *checks.ledger().results])
+    honest = entry(statement_module.statement(run, verdict, FINISHED), "LIM-RESET-HONEST")
+    assert honest["outcome"] == "not-tested"
+    assert honest["blocked_by"] == ["LIM-HEADERS-VALID"]
+    assert honest["reason"].startswith("blocked by LIM-HEADERS-VALID")

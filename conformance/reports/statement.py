@@ -47,6 +47,8 @@ def requirement_entry(outcome: RequirementOutcome) -> dict:
     }
     if outcome.reason:
         entry["reason"] = outcome.reason
+    if outcome.blocked_by:
+        entry["blocked_by"] = outcome.blocked_by
     return entry
 
 

@@ -53,6 +53,14 @@ def create(client: Any, run: Any, body: dict[str, str]) -> tuple[Any, dict[str, 
     exchange = client.post("/categories", json=body)
     skip_if_throttled(exchange)
     shown = f"POST /categories with name {body['name']!r} ({len(body['name'])} characters)"
+    # A 400 fails CAT-NAME-RANGE and a 401 AUTH-BEARER-ACCEPTED, each instead of CAT-CREATE-201
+    # (the catalogue's yields_to): one cause, one requirement.
+    expect(
+        "AUTH-BEARER-ACCEPTED",
+        exchange.status != 401,
+        f"{shown} with the run's API key as a bearer token must be served, got 401",
+        exchange,
+    )
     expect(
         "CAT-NAME-RANGE",
         exchange.status != 400,

@@ -67,8 +67,9 @@ FAULTS: dict[str, Fault] = {
         "401 responses are the text/plain body `Unauthorized` (a framework default).",
     ),
     "empty-bearer-crashes": Fault(
-        "GEN-NO-SERVER-ERROR",
-        "`Authorization: Bearer` with an empty token crashes the handler: 500.",
+        "AUTH-INVALID-KEY-401",
+        "`Authorization: Bearer` with an empty token crashes the handler: 500 where the 401 "
+        "is due (the request's own requirement, not GEN-NO-SERVER-ERROR too).",
     ),
     # --- Validation ----------------------------------------------------------------------------
     "missing-name-accepted": Fault(
@@ -104,8 +105,8 @@ FAULTS: dict[str, Fault] = {
         "A body over 64 KiB crashes the handler: 500 instead of 413.",
     ),
     "object-name-crashes": Fault(
-        "GEN-NO-SERVER-ERROR",
-        "A JSON object given as `name` crashes the handler: 500.",
+        "VAL-INVALID-VALUE-400",
+        "A JSON object given as `name` crashes the handler: 500 where the 400 is due.",
     ),
     # --- The Error object ----------------------------------------------------------------------
     "error-without-code": Fault("ERR-SCHEMA", "Error bodies have no `code` field."),
@@ -239,21 +240,11 @@ FAULTS: dict[str, Fault] = {
     "orders-missing": Fault(
         "EP-ORDERS-EXISTS", "GET /store/orders is not routed: 404 like an unknown path."
     ),
-    "no-deprecation-header": Fault(
-        "DEP-DEPRECATION-HEADER", "GET /pets/{petId} carries no Deprecation header."
-    ),
-    "no-sunset-header": Fault("DEP-SUNSET-HEADER", "GET /pets/{petId} carries no Sunset header."),
-    "sunset-iso-date": Fault(
-        "DEP-SUNSET-HEADER", "The Sunset header is an ISO 8601 date (2028-01-01T00:00:00Z)."
-    ),
-    "deprecation-true": Fault(
-        "DEP-DEPRECATION-HEADER", "`Deprecation: true`, the form of the old draft."
-    ),
     # --- Robustness ----------------------------------------------------------------------------
     "emoji-name-500": Fault(
-        "GEN-NO-SERVER-ERROR",
+        "CAT-CREATE-201",
         "Names with characters outside the Basic Multilingual Plane (emoji) crash the "
-        "database layer (a 3-byte utf8 column): 500.",
+        "database layer (a 3-byte utf8 column): 500 where the 201 is due.",
     ),
     "long-description-500": Fault(
         "GEN-NO-SERVER-ERROR",
@@ -283,6 +274,16 @@ WARNINGS: dict[str, Fault] = {
     "429-without-error-body": Fault(
         "ERR-429-BODY",
         "A 429 has an empty body (the document does not show the 429 body).",
+    ),
+    "no-deprecation-header": Fault(
+        "DEP-DEPRECATION-HEADER", "GET /pets/{petId} carries no Deprecation header."
+    ),
+    "deprecation-true": Fault(
+        "DEP-DEPRECATION-HEADER", "`Deprecation: true`, the form of the old draft."
+    ),
+    "no-sunset-header": Fault("DEP-SUNSET-HEADER", "GET /pets/{petId} carries no Sunset header."),
+    "sunset-iso-date": Fault(
+        "DEP-SUNSET-HEADER", "The Sunset header is an ISO 8601 date (2028-01-01T00:00:00Z)."
     ),
 }
 
