@@ -41,6 +41,9 @@ class Ledger:
     results: list[CheckResult] = field(default_factory=list)
     # Requirements a test found it cannot check against this target, and why.
     unavailable: dict[str, str] = field(default_factory=dict)
+    # Cases of a requirement this run left out on purpose (the requirement may still be
+    # tested by its other cases), each with the reason.
+    skipped_cases: dict[str, list[str]] = field(default_factory=dict)
 
     def for_test(self, test_id: str) -> list[CheckResult]:
         return [result for result in self.results if result.test_id == test_id]
@@ -95,6 +98,17 @@ def cannot_check(requirement_id: str, reason: str) -> None:
     if requirement_id not in catalogue():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     ledger().unavailable[requirement_id] = reason
+
+
+def skip_case(requirement_id: str, case: str, reason: str) -> None:
+    """Say that this run leaves `case` of `requirement_id` out, and why: the closing summary
+    and the reports list it, whatever the requirement's other cases showed."""
+    if requirement_id not in catalogue():
+        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+    cases = ledger().skipped_cases.setdefault(requirement_id, [])
+    text = f"{case}: {reason}"
+    if text not in cases:
+        cases.append(text)
 
 
 def describe(result: CheckResult) -> str:

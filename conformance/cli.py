@@ -13,7 +13,14 @@ import pytest
 from conformance import checks
 from conformance.plugin import HELP
 from conformance.run import NoVerdict, open_run
-from conformance.settings import ENVIRONMENT, PLAN_NAMES, PROFILES, SettingsError, resolve
+from conformance.settings import (
+    ENVIRONMENT,
+    PLAN_NAMES,
+    PROFILES,
+    SWITCHES,
+    SettingsError,
+    resolve,
+)
 
 NO_VERDICT = 2
 METAVARS = {"base_url": "URL", "api_key": "KEY", "spare_api_key": "KEY", "report_dir": "DIR"}
@@ -36,7 +43,7 @@ def build_parser() -> OneLineParser:
     for name, text in HELP.items():
         flag = "--" + name.replace("_", "-")
         help_text = f"{text} [env {ENVIRONMENT[name]}]"
-        if name == "strict":
+        if name in SWITCHES:
             parser.add_argument(flag, action="store_true", default=None, help=help_text)
         elif name == "plan":
             parser.add_argument(flag, choices=PLAN_NAMES, help=help_text)

@@ -282,6 +282,7 @@ class ConformanceClient:
         rng: random.Random | None = None,
         transport: httpx.BaseTransport | None = None,
         on_exchange: Callable[[Exchange], None] | None = None,
+        allow_key_in_url: bool = False,
     ):
         self.base_url = base_url
         self.max_requests = max_requests
@@ -289,6 +290,7 @@ class ConformanceClient:
         self._secrets = _Secrets(keys)
         self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait)
         self._on_exchange = on_exchange
+        self._allow_key_in_url = allow_key_in_url
         self._exchanges: list[Exchange] = []
         self._sent_per_label: dict[str, int] = {}
         self._http = httpx.Client(
@@ -406,6 +408,9 @@ class ConformanceClient:
             for label in self._secrets.labels_in(text)
         ]
         label = (used or literal or [key or NO_KEY])[0]
+        if self._secrets.labels_in(str(url)) and not self._allow_key_in_url:
+            # A key in a URL lands in the target's access log and every proxy's: the user's call.
+            raise ValueError("a real API key would travel in the URL (needs --allow-key-in-url)")
         return _Prepared(label, method.upper(), url, expanded_headers, json, content)
 
     def _join(self, path: str) -> str:

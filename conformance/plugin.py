@@ -21,6 +21,7 @@ from conformance.settings import (
     ENVIRONMENT,
     PLAN_NAMES,
     PROFILES,
+    SWITCHES,
     Settings,
     SettingsError,
     from_environment,
@@ -42,6 +43,8 @@ HELP = {
     "seed": "seed of the generated tests (same seed, same requests)",
     "report_dir": "write report.html, junit.xml and conformance.json into this folder",
     "strict": "count SHOULD failures as failures",
+    "allow_key_in_url": "also check a key sent in the query string, with the real key in the "
+    "URL (it lands in the target's access logs)",
 }
 
 
@@ -66,10 +69,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for name, text in HELP.items():
         flag = "--" + name.replace("_", "-")
         help_text = f"{text} [env {ENVIRONMENT[name]}]"
-        if name == "strict":
+        if name in SWITCHES:
             group.addoption(
-                "--petstore-strict",
-                dest="petstore_strict",
+                "--petstore-strict" if name == "strict" else flag,
+                dest="petstore_" + name,
                 action="store_true",
                 default=None,
                 help=help_text,
@@ -251,6 +254,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         untested_reason=untested_reason(run),
         unavailable=unavailable(run.settings),
         cannot_check=state.ledger.unavailable,
+        skipped_cases=state.ledger.skipped_cases,
     )
     statement.write(run.settings.report_dir / "conformance.json", run, state.verdict)
     session.exitstatus = state.verdict.exit_status

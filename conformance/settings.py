@@ -30,7 +30,11 @@ ENVIRONMENT = {
     "seed": "PETSTORE_SEED",
     "report_dir": "PETSTORE_REPORT_DIR",
     "strict": "PETSTORE_STRICT",
+    "allow_key_in_url": "PETSTORE_ALLOW_KEY_IN_URL",
 }
+# Options that are switches: given alone on the command line, "1", "true", "yes" or "on" in
+# the environment.
+SWITCHES = ("strict", "allow_key_in_url")
 # The run's tag in category names: no 0/o or 1/l, so that an operator reads it back right.
 TAG_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 TAG_LENGTH = 5
@@ -66,6 +70,7 @@ class Settings:
     seed: int = 0
     report_dir: Path = Path("reports")
     strict: bool = False
+    allow_key_in_url: bool = False  # the user's opt-in to a real key in a query string
     run_id: str = field(default_factory=new_run_id)
 
     def __post_init__(self) -> None:
@@ -141,7 +146,7 @@ def resolve(given: dict[str, str | bool | None]) -> dict:
             value = from_environment(name)
         if name in ("requests_per_minute", "requests_per_day", "max_requests", "seed"):
             value = parse_int(name, value)
-        elif name == "strict":
+        elif name in SWITCHES:
             value = value if isinstance(value, bool) else parse_bool(value)
         elif name == "report_dir" and value is not None:
             value = Path(value)

@@ -23,6 +23,7 @@ class RequirementOutcome:
     tests: list[str] = field(default_factory=list)
     reason: str | None = None  # why it was not tested
     blocked_by: list[str] = field(default_factory=list)  # failed requirements it needed
+    untested_cases: list[str] = field(default_factory=list)  # cases left out, with reasons
 
 
 @dataclass
@@ -71,6 +72,7 @@ def decide(
     untested_reason: str = "no test of this run checked it",
     unavailable: dict[str, str] | None = None,
     cannot_check: dict[str, str] | None = None,
+    skipped_cases: dict[str, list[str]] | None = None,
 ) -> Verdict:
     """MUST failures decide "not conformant" even when the run was cut short; otherwise a full
     run that could not check every testable MUST requirement has no verdict. `unavailable`
@@ -97,6 +99,8 @@ def decide(
     # What the run was not given says most; else what failed before it, else the test's reason.
     ran = {result.test_id.split("[", 1)[0] for result in results}
     note_blocked(outcomes, settled.displaced, ran, exempt=set(unavailable or {}))
+    for outcome in outcomes:
+        outcome.untested_cases = list((skipped_cases or {}).get(outcome.requirement.id, []))
     failed = [o.requirement.id for o in outcomes if o.outcome == "failed"]
     if failed:
         return Verdict(NOT_CONFORMANT, outcomes, f"failed: {', '.join(failed)}")

@@ -140,3 +140,10 @@ def test_prerequisites_are_followed_through_what_they_need():
         "LIM-429-WHEN-EXCEEDED",
     ]
     assert "LIM-HEADERS-PRESENT" in causes.prerequisites("LIM-RESET-HONEST")
+
+
+def test_skipped_cases_are_kept_with_their_requirement():
+    reason = "the key in the query string: not sent without --allow-key-in-url"
+    verdict = decide(passing_everything_but(), skipped_cases={"AUTH-INVALID-KEY-401": [reason]})
+    assert outcome(verdict, "AUTH-INVALID-KEY-401").outcome == "passed"
+    assert outcome(verdict, "AUTH-INVALID-KEY-401").untested_cases == [reason]

@@ -139,7 +139,7 @@ def test_authorization_templates_are_expanded_only_when_sent(template, sent, rec
 
 
 def test_key_label_follows_the_placeholder_then_the_key_then_none():
-    client, _ = make_client()
+    client, _ = make_client(allow_key_in_url=True)
     assert client.get("/c", key=None, authorization="bearer {spare}").key_label == "spare"
     assert client.get("/c", key="spare").key_label == "spare"
     assert client.get("/c", key=None).key_label == "none"
@@ -184,7 +184,7 @@ def test_secrets_are_redacted_everywhere_a_server_might_echo_them():
             json={"message": f"bad key {MAIN}", "query": str(request.url), "spare": SPARE},
         )
 
-    client, server = make_client(echo)
+    client, server = make_client(echo, allow_key_in_url=True)
     exchange = client.post(
         "/categories",
         params={"api_key": "{main}", "q": "x y"},
@@ -292,7 +292,7 @@ def test_curl_line_names_the_environment_variable_never_the_key():
 
 def test_curl_line_expands_in_a_shell_to_the_request_sent(tmp_path):
     """Run the line through bash with the variables set, printing the arguments curl would get."""
-    client, server = make_client()
+    client, server = make_client(allow_key_in_url=True)
     exchange = client.post(
         "/categories",
         params={"api_key": "{main}"},
@@ -524,7 +524,9 @@ def closed_port() -> int:
 
 
 def test_a_closed_port_raises_target_unreachable_with_one_line():
-    client = ConformanceClient(f"http://127.0.0.1:{closed_port()}/v1", {"main": MAIN}, timeout=2)
+    client = ConformanceClient(
+        f"http://127.0.0.1:{closed_port()}/v1", {"main": MAIN}, timeout=2, allow_key_in_url=True
+    )
     with pytest.raises(TargetUnreachable) as caught:
         client.get("/categories", params={"k": "{main}"})
     message = str(caught.value)
@@ -612,6 +614,18 @@ def test_curl_line_leaves_out_a_huge_body_but_says_so():
     assert "d" * 100 not in line
     assert "body, not shown" in line
     assert len(line) < 1_000
+
+
+def test_no_key_travels_in_a_url_without_the_opt_in():
+    client, server = make_client()
+    for params in ({"api_key": "{main}"}, {"q": MAIN}):
+        with pytest.raises(ValueError, match="--allow-key-in-url"):
+            client.get("/categories", key=None, params=params)
+    with pytest.raises(ValueError, match="--allow-key-in-url"):
+        client.get("/categories/{spare}")
+    assert server.seen == []
+    client.get("/categories", key="main")  # the Authorization header is where keys belong
+    assert len(server.seen) == 1
 
 
 def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target():

@@ -588,6 +588,17 @@ def test_variant_shows_over_http(sampled_doubles: dict[str, str], variant: str) 
         VARIANT_PROBES[variant](client)
 
 
+def test_the_url_log_records_every_request_target_with_its_query(tmp_path: Path) -> None:
+    log = tmp_path / "urls.log"
+    with (
+        running_double(KEYS, minute_seconds=MINUTE, url_log=log) as base_url,
+        httpx.Client(base_url=base_url, timeout=10) as client,
+    ):
+        client.get("/categories", params={"api_key": "main-key"})
+        client.get("/pets/1", headers=bearer("main-key"))
+    assert log.read_text().splitlines() == ["/v1/categories?api_key=main-key", "/v1/pets/1?"]
+
+
 def test_faults_and_variants_from_the_environment() -> None:
     env_double = [sys.executable, "-m", "tests.double", "--port", "0", "--key", "k:free"]
     result = subprocess.run(

@@ -9,6 +9,7 @@ import pytest
 from conformance.settings import (
     ENVIRONMENT,
     SMOKE_BUDGET,
+    SWITCHES,
     TAG_ALPHABET,
     Settings,
     SettingsError,
@@ -42,7 +43,8 @@ def test_nothing_given_resolves_to_none_and_not_strict():
     options = resolve({})
     assert set(options) == set(ENVIRONMENT)
     assert options["strict"] is False
-    assert all(options[name] is None for name in ENVIRONMENT if name != "strict")
+    assert options["allow_key_in_url"] is False
+    assert all(options[name] is None for name in ENVIRONMENT if name not in SWITCHES)
 
 
 def test_resolve_reads_the_environment(monkeypatch):
@@ -57,6 +59,7 @@ def test_resolve_reads_the_environment(monkeypatch):
     monkeypatch.setenv("PETSTORE_SEED", "7")
     monkeypatch.setenv("PETSTORE_REPORT_DIR", "out/here")
     monkeypatch.setenv("PETSTORE_STRICT", "true")
+    monkeypatch.setenv("PETSTORE_ALLOW_KEY_IN_URL", "yes")
     options = resolve({})
     assert options == {
         "base_url": BASE,
@@ -70,6 +73,7 @@ def test_resolve_reads_the_environment(monkeypatch):
         "seed": 7,
         "report_dir": Path("out/here"),
         "strict": True,
+        "allow_key_in_url": True,
     }
     built = Settings(**options)
     assert built.plan_limits == (500, 20_000)

@@ -1,6 +1,7 @@
 """The checker's sensitivity and fairness, measured: `petstore-conformance`, run as users run it,
 must fail every faulty double naming the requirement the fault breaks, and pass every legitimate
-variant; the same verdict three runs in a row; and no key in anything any run writes."""
+variant; the same verdict three runs in a row; no key in anything any run writes, nor in any
+URL the double receives (unless the run opted in)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 import pytest
 
@@ -30,6 +32,8 @@ class CheckerRun:
     output: str
     report_dir: Path
     keys: tuple[str, str]
+    urls: list[str]  # every request target the double received
+    options: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return (
@@ -42,7 +46,8 @@ def run_checker(report_dir: Path, faults=(), variants=(), options=()) -> Checker
     """Start a fresh double, run the command against it, return what it said and wrote."""
     keys = (f"psc-main-{secrets.token_hex(12)}", f"psc-spare-{secrets.token_hex(12)}")
     specs = [f"{key}:{PLAN}" for key in keys]
-    with running_double(specs, faults=faults, variants=variants) as base_url:
+    url_log = report_dir.with_name(report_dir.name + "-urls.log")
+    with running_double(specs, faults, variants, url_log=url_log) as base_url:
         environment = {
             **os.environ,
             "PETSTORE_BASE_URL": base_url,
@@ -61,7 +66,8 @@ def run_checker(report_dir: Path, faults=(), variants=(), options=()) -> Checker
     output = process.stdout + process.stderr
     statement_path = report_dir / "conformance.json"
     statement = json.loads(statement_path.read_text()) if statement_path.exists() else {}
-    return CheckerRun(process.returncode, statement, output, report_dir, keys)
+    urls = url_log.read_text(encoding="latin-1").splitlines() if url_log.exists() else []
+    return CheckerRun(process.returncode, statement, output, report_dir, keys, urls, options)
 
 
 def assert_no_key_leaked(run: CheckerRun) -> None:
@@ -73,6 +79,18 @@ def assert_no_key_leaked(run: CheckerRun) -> None:
         for key in run.keys:
             assert key not in text, f"an API key appears in {where}"
     assert {"report.html", "junit.xml", "conformance.json"} <= set(texts)
+    assert_urls_carry_no_key(run)
+
+
+def assert_urls_carry_no_key(run: CheckerRun) -> None:
+    """The main key is in no URL the double received, unless the run opted in; then it is
+    (the query-string check ran), which shows that the log sees query strings at all."""
+    assert run.urls, "the double logged no request"
+    in_urls = [url for url in run.urls if run.keys[0] in unquote_plus(url)]
+    if "--allow-key-in-url" in run.options:
+        assert in_urls, "the opt-in was given, yet no URL carried the key"
+    else:
+        assert not in_urls, f"the main key travelled in {len(in_urls)} URLs without the opt-in"
 
 
 @pytest.mark.slow
@@ -80,7 +98,7 @@ def assert_no_key_leaked(run: CheckerRun) -> None:
 def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
     expected = FAULTS[fault].requirement
     for round_ in range(1, ROUNDS + 1):
-        run = run_checker(tmp_path / f"round-{round_}", faults=[fault])
+        run = run_checker(tmp_path / f"round-{round_}", [fault], options=FAULTS[fault].options)
         assert run.status == 1, f"round {round_}: {fault} must be not conformant: {run.describe()}"
         assert expected in run.statement["failed_requirements"], (
             f"round {round_}: {fault} must fail {expected}: {run.describe()}"

@@ -78,12 +78,15 @@ def matrix_table(verdict: Verdict) -> str:
     for outcome in verdict.outcomes:
         requirement = outcome.requirement
         detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
+        detail_html = escape(detail) + "".join(
+            f"<br>not tested: {escape(case)}" for case in outcome.untested_cases
+        )
         tests = "<br>".join(escape(line) for line in test_functions(outcome.tests))
         rows.append(
             f"<tr><td>{escape(requirement.id)}</td><td>{requirement.level}</td>"
             f"<td class='{css_class(outcome.outcome)}'>{outcome.outcome}</td>"
             f"<td>{outcome.checks}</td><td>{escape(requirement.statement)}</td>"
-            f"<td>{tests}</td><td>{escape(detail)}</td></tr>"
+            f"<td>{tests}</td><td>{detail_html}</td></tr>"
         )
     head = (
         "<tr><th>Requirement</th><th>Level</th><th>Outcome</th><th>Checks</th>"

@@ -49,6 +49,8 @@ def requirement_entry(outcome: RequirementOutcome) -> dict:
         entry["reason"] = outcome.reason
     if outcome.blocked_by:
         entry["blocked_by"] = outcome.blocked_by
+    if outcome.untested_cases:
+        entry["untested_cases"] = outcome.untested_cases
     return entry
 
 

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
+from pathlib import Path
 from typing import Any
 
 from starlette.middleware.gzip import GZipMiddleware
@@ -74,6 +75,7 @@ class DoubleConfig:
     minute_seconds: float = 60.0
     faults: frozenset[str] = frozenset()
     variants: frozenset[str] = frozenset()
+    url_log: Path | None = None  # every request target received, one a line (tests read it)
 
     def __post_init__(self) -> None:
         check_names(self.faults, self.variants)
@@ -175,8 +177,17 @@ class PetStoreDouble:
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
+        self.log_url(scope)
         response = await self.respond(request)
         await response(scope, receive, send)
+
+    def log_url(self, scope: Scope) -> None:
+        """Record the request target as received, query string included: tests look for keys."""
+        if self.config.url_log is None:
+            return
+        target = scope.get("raw_path", b"") + b"?" + scope.get("query_string", b"")
+        with self.config.url_log.open("a", encoding="latin-1") as log:
+            log.write(target.decode("latin-1") + "\n")
 
     # --- the request pipeline ---------------------------------------------------------------
 

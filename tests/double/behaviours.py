@@ -18,6 +18,7 @@ from dataclasses import dataclass
 class Fault:
     requirement: str
     description: str
+    options: tuple[str, ...] = ()  # what the checker needs to see it (an opt-in)
 
 
 FAULTS: dict[str, Fault] = {
@@ -37,6 +38,7 @@ FAULTS: dict[str, Fault] = {
     "key-in-query-accepted": Fault(
         "AUTH-INVALID-KEY-401",
         "A valid key in the query string (?api_key=KEY) without any header is served.",
+        options=("--allow-key-in-url",),
     ),
     "basic-scheme-accepted": Fault(
         "AUTH-INVALID-KEY-401",
