@@ -119,6 +119,7 @@ def make_client(settings: Settings) -> ConformanceClient:
         max_requests=settings.budget,
         rng=random.Random(settings.seed),
         on_exchange=lambda exchange: response_checks.observe(exchange, settings),
+        body_dir=settings.report_dir / "request-bodies",
         allow_key_in_url=settings.allow_key_in_url,
     )
 

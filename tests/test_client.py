@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shlex
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -612,7 +614,7 @@ def test_curl_line_leaves_out_a_huge_body_but_says_so():
     exchange = client.post("/categories", json={"name": "x", "description": "d" * 20_000})
     line = exchange.curl()
     assert "d" * 100 not in line
-    assert "body, not shown" in line
+    assert "20029-byte body was not kept" in line
     assert len(line) < 1_000
 
 
@@ -626,6 +628,46 @@ def test_no_key_travels_in_a_url_without_the_opt_in():
     assert server.seen == []
     client.get("/categories", key="main")  # the Authorization header is where keys belong
     assert len(server.seen) == 1
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def run_curl_arguments(line: str, cwd) -> bytes:
+    """The body curl would send for `line`, as bash expands it (from a file for @FILE)."""
+    script = "printf '%s\\0' " + line.removeprefix("curl ")
+    env = {"PETSTORE_API_KEY": MAIN, "PETSTORE_SPARE_API_KEY": SPARE, "PATH": "/usr/bin:/bin"}
+    words = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, check=True, cwd=cwd
+    ).stdout.split(b"\0")
+    body = words[words.index(b"--data-binary") + 1]
+    return Path(cwd, body[1:].decode()).read_bytes() if body.startswith(b"@") else body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"name": "tab\there, newline\nthere, bell \x07, DEL \x7f, quote \' \\\\ x"}',
+        b'{"name": "\xc3\xa9 \x1b[31m red"}',
+    ],
+)
+def test_a_body_with_control_bytes_pastes_as_one_ansi_c_word(body, tmp_path):
+    client, server = make_client()
+    line = client.post("/categories", content=body, headers=JSON).curl()
+    assert "$'" in line
+    assert not re.search(r"[\x00-\x1f\x7f]", line), "a raw control byte in the curl line"
+    assert run_curl_arguments(line, tmp_path) == server.seen[0][1].content == body
+
+
+@pytest.mark.parametrize(
+    "body", [b'{"name": "nul \x00 here"}', b"\xff\xfe not UTF-8", b"x" * 9_000], ids=str
+)
+def test_a_body_a_shell_line_cannot_carry_goes_to_a_file_beside_the_report(body, tmp_path):
+    client, server = make_client(body_dir=tmp_path / "reports" / "request-bodies")
+    line = client.post("/categories", content=body, headers=JSON).curl()
+    assert "\x00" not in line and len(line) < 1_000
+    assert "@" in line
+    assert run_curl_arguments(line, tmp_path) == server.seen[0][1].content == body
 
 
 def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target():
