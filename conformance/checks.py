@@ -3,11 +3,17 @@
 `expect` records one observation about one requirement and lets the test go on, so that a test
 reports every requirement it saw broken, not just the first. `require` does the same and stops
 the test when what follows would make no sense. The plugin turns recorded MUST failures into a
-failed test at the end of the call, and SHOULD failures into warnings.
+failed test at the end of the call; SHOULD failures are warned in the closing summary.
+
+Checks made on every response (`observing`) are marked `observed`: they land on whatever test
+provoked the response, and fail that test only when the catalogue says the test verifies them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +30,7 @@ class CheckResult:
     message: str
     test_id: str
     exchange: Exchange | None = None
+    observed: bool = False  # made on every response, not asserted by the test itself
 
 
 class RequirementFailed(AssertionError):
@@ -52,6 +59,7 @@ class Ledger:
 # The suite runs one test at a time in one process: a module-level ledger is all it needs.
 _ledger = Ledger()
 _current_test = ""
+_observing: ContextVar[bool] = ContextVar("observing", default=False)
 
 
 def ledger() -> Ledger:
@@ -73,6 +81,16 @@ def current_test() -> str:
     return _current_test
 
 
+@contextmanager
+def observing() -> Iterator[None]:
+    """Mark the checks recorded inside as checks of every response (see the module's notes)."""
+    token = _observing.set(True)
+    try:
+        yield
+    finally:
+        _observing.reset(token)
+
+
 def expect(
     requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
 ) -> bool:
@@ -80,7 +98,10 @@ def expect(
     if requirement_id not in catalogue():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     passed = bool(condition)
-    ledger().results.append(CheckResult(requirement_id, passed, message, current_test(), exchange))
+    result = CheckResult(
+        requirement_id, passed, message, current_test(), exchange, observed=_observing.get()
+    )
+    ledger().results.append(result)
     return passed
 
 

@@ -62,7 +62,6 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path) -> list[st
         *("-p", "no:cacheprovider"),
         # One process: the client paces and budgets every request of the run.
         *("-p", "no:xdist"),
-        "--tb=short",
         # The suite asserts through expect/require; rewriting would only cost start-up time.
         "--assert=plain",
         *("--html", str(report_dir / "report.html"), "--self-contained-html"),

@@ -14,7 +14,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import response_checks
+from conformance import checks, response_checks
 from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
 
@@ -113,12 +113,16 @@ def open_run(options: dict[str, Any]) -> Run:
 def make_client(settings: Settings) -> ConformanceClient:
     import random
 
+    def observe(exchange: Exchange) -> None:
+        with checks.observing():
+            response_checks.observe(exchange, settings)
+
     return ConformanceClient(
         settings.base_url,
         settings.keys,
         max_requests=settings.budget,
         rng=random.Random(settings.seed),
-        on_exchange=lambda exchange: response_checks.observe(exchange, settings),
+        on_exchange=observe,
         body_dir=settings.report_dir / "request-bodies",
         allow_key_in_url=settings.allow_key_in_url,
     )

@@ -303,3 +303,10 @@ def test_a_blocked_requirement_names_what_blocked_it(run, failing_exchange):
     assert honest["outcome"] == "not-tested"
     assert honest["blocked_by"] == ["LIM-HEADERS-VALID"]
     assert honest["reason"].startswith("blocked by LIM-HEADERS-VALID")
+
+
+def test_no_raw_control_character_in_the_page(failing_exchange):
+    checks.expect(FAILING_ID, False, "body 'a\x00b\x1b'", failing_exchange)
+    page = evidence_html(checks.ledger().results)
+    assert "\x00" not in page and "\x1b" not in page
+    assert "a\\x00b\\x1b" in page

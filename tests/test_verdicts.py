@@ -1,7 +1,8 @@
 """The checker's sensitivity and fairness, measured: `petstore-conformance`, run as users run it,
 must fail every faulty double naming the requirement the fault breaks, and pass every legitimate
 variant; the same verdict three runs in a row; no key in anything any run writes, nor in any
-URL the double receives (unless the run opted in)."""
+URL the double receives (unless the run opted in); and a console without tracebacks or raw
+control bytes."""
 
 from __future__ import annotations
 
@@ -80,6 +81,8 @@ def assert_no_key_leaked(run: CheckerRun) -> None:
             assert key not in text, f"an API key appears in {where}"
     assert {"report.html", "junit.xml", "conformance.json"} <= set(texts)
     assert_urls_carry_no_key(run)
+    assert "Traceback" not in run.output, run.describe()
+    assert "\x00" not in run.output, "a raw NUL on the console"
 
 
 def assert_urls_carry_no_key(run: CheckerRun) -> None:

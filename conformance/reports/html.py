@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from conformance import __version__, spec
 from conformance.checks import CheckResult
-from conformance.verdict import Verdict
+from conformance.reports.console import plain
+from conformance.verdict import RequirementOutcome, Verdict
 
 if TYPE_CHECKING:
     from conformance.client import Exchange
@@ -77,22 +78,26 @@ def matrix_table(verdict: Verdict) -> str:
     rows = []
     for outcome in verdict.outcomes:
         requirement = outcome.requirement
-        detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
-        detail_html = escape(detail) + "".join(
-            f"<br>not tested: {escape(case)}" for case in outcome.untested_cases
-        )
         tests = "<br>".join(escape(line) for line in test_functions(outcome.tests))
         rows.append(
             f"<tr><td>{escape(requirement.id)}</td><td>{requirement.level}</td>"
             f"<td class='{css_class(outcome.outcome)}'>{outcome.outcome}</td>"
             f"<td>{outcome.checks}</td><td>{escape(requirement.statement)}</td>"
-            f"<td>{tests}</td><td>{detail_html}</td></tr>"
+            f"<td>{tests}</td><td>{detail_html(outcome)}</td></tr>"
         )
     head = (
         "<tr><th>Requirement</th><th>Level</th><th>Outcome</th><th>Checks</th>"
         "<th>Statement</th><th>Tests</th><th>Failure or reason</th></tr>"
     )
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def detail_html(outcome: RequirementOutcome) -> str:
+    """The failure or the reason it was not tested, and the cases left out."""
+    detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
+    parts = [escape(plain(detail))]
+    parts += [f"<br>not tested: {escape(case)}" for case in outcome.untested_cases]
+    return "".join(parts)
 
 
 def created_list(run: Run) -> str:
@@ -127,13 +132,14 @@ def summary_html(run: Run, verdict: Verdict) -> str:
 def exchange_html(exchange: Exchange) -> str:
     request_headers = "\n".join(f"{k}: {v}" for k, v in exchange.request_headers.items())
     response_headers = "\n".join(f"{k}: {v}" for k, v in exchange.response_headers)
+    # Bodies are shown with their control characters as escapes: never a raw NUL in a report.
     parts = [
-        f"<b>#{exchange.id} {escape(exchange.summary())}</b>",
+        f"<b>#{exchange.id} {escape(plain(exchange.summary()))}</b>",
         f"<pre>{escape(exchange.method)} {escape(exchange.url)}\n{escape(request_headers)}"
-        + (f"\n\n{escape(exchange.request_body)}" if exchange.request_body else "")
+        + (f"\n\n{escape(plain(exchange.request_body))}" if exchange.request_body else "")
         + "</pre>",
         f"<pre>{exchange.status}\n{escape(response_headers)}\n\n"
-        f"{escape(exchange.response_body)}</pre>",
+        f"{escape(plain(exchange.response_body))}</pre>",
         f"reproduce: <pre>{escape(exchange.curl())}</pre>",
     ]
     return "".join(parts)
@@ -142,7 +148,8 @@ def exchange_html(exchange: Exchange) -> str:
 def evidence_html(failures: list[CheckResult]) -> str:
     blocks = []
     for failure in failures:
-        text = f"<p><b>[{escape(failure.requirement_id)}]</b> {escape(failure.message)}</p>"
+        message = escape(plain(failure.message))
+        text = f"<p><b>[{escape(failure.requirement_id)}]</b> {message}</p>"
         if failure.exchange is not None:
             text += exchange_html(failure.exchange)
         blocks.append(text)
