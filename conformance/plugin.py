@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pytest_html import extras
 
-from conformance import causes, checks
+from conformance import causes, checks, hints
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.reports import console, html, statement
 from conformance.run import NoVerdict, Run, open_run
@@ -259,6 +259,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         cannot_check=state.ledger.unavailable,
         skipped_cases=state.ledger.skipped_cases,
     )
+    hints.attach(state.verdict, run.client.exchanges)
     statement.write(run.settings.report_dir / "conformance.json", run, state.verdict)
     session.exitstatus = state.verdict.exit_status
 

@@ -24,6 +24,7 @@ class RequirementOutcome:
     reason: str | None = None  # why it was not tested
     blocked_by: list[str] = field(default_factory=list)  # failed requirements it needed
     untested_cases: list[str] = field(default_factory=list)  # cases left out, with reasons
+    hints: list[str] = field(default_factory=list)  # likely causes of a failure (hints.py)
 
 
 @dataclass

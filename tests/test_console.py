@@ -84,12 +84,15 @@ def test_a_block_cites_the_rfc_and_why_where_the_document_is_silent():
     assert "    WWW-Authenticate: (absent)" in block
 
 
-def test_a_block_shows_no_control_character():
+def test_a_block_names_the_hints_and_shows_no_control_character():
     body = "nul \x00 and esc \x1b here"
     failure = CheckResult(
         "ERR-SCHEMA", False, f"not JSON: {body}", "test_v", exchange(1, body=body)
     )
-    [block] = failure_blocks(decide([*passing(), failure]))
+    verdict = decide([*passing(), failure])
+    next(o for o in verdict.outcomes if o.outcome == "failed").hints = ["the proxy did it"]
+    [block] = failure_blocks(verdict)
+    assert "  hint: the proxy did it" in block
     text = "\n".join(block)
     assert "\x00" not in text and "\x1b" not in text
     assert "nul \\x00 and esc \\x1b here" in text

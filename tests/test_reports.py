@@ -291,6 +291,20 @@ def test_evidence_html_without_an_exchange_has_just_the_message():
     assert "curl" not in page
 
 
+def test_hints_blocked_and_untested_cases_reach_the_statement_and_the_page(run, failing_verdict):
+    [failed] = [o for o in failing_verdict.outcomes if o.requirement.id == FAILING_ID]
+    failed.hints = ["looks produced by an intermediary <nginx>"]
+    [untested] = [o for o in failing_verdict.outcomes if o.requirement.id == "AUTH-INVALID-KEY-401"]
+    untested.untested_cases = ["the key in the URL: needs --allow-key-in-url"]
+    document = statement_module.statement(run, failing_verdict, FINISHED)
+    assert entry(document, FAILING_ID)["hints"] == failed.hints
+    assert entry(document, "AUTH-INVALID-KEY-401")["untested_cases"] == untested.untested_cases
+    assert document["name_prefix"] == "psc-beef-"
+    page = summary_html(run, failing_verdict)
+    assert "<b>hint:</b> looks produced by an intermediary &lt;nginx&gt;" in page
+    assert "not tested: the key in the URL: needs --allow-key-in-url" in page
+
+
 def test_a_blocked_requirement_names_what_blocked_it(run, failing_exchange):
     checks.expect("LIM-HEADERS-VALID", False, "Reset '1.5e9'", failing_exchange)
     results = [

@@ -96,6 +96,14 @@ def assert_urls_carry_no_key(run: CheckerRun) -> None:
         assert not in_urls, f"the main key travelled in {len(in_urls)} URLs without the opt-in"
 
 
+def assert_hint_shown(run: CheckerRun, requirement: str, words: str) -> None:
+    """The failure's hint says `words`, on the console, in conformance.json and the HTML."""
+    entry = next(e for e in run.statement["requirements"] if e["id"] == requirement)
+    assert any(words in hint for hint in entry.get("hints", [])), entry.get("hints")
+    assert words in run.output, run.describe()
+    assert words in (run.report_dir / "report.html").read_text(encoding="utf-8")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
@@ -107,6 +115,8 @@ def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
             f"round {round_}: {fault} must fail {expected}: {run.describe()}"
         )
         assert_no_key_leaked(run)
+        if FAULTS[fault].hint:
+            assert_hint_shown(run, expected, FAULTS[fault].hint)
 
 
 @pytest.mark.slow

@@ -71,7 +71,8 @@ def requirement_block(outcome: RequirementOutcome) -> list[str]:
     first = first_evidence(outcome)
     lines.append(f"  failed: {plain(first.message)}")
     if first.exchange is not None:
-        lines += evidence_lines(first)
+        lines += evidence_lines(first, outcome)
+    lines += [f"  hint: {plain(hint)}" for hint in outcome.hints]
     if first.exchange is not None:
         lines.append(f"  reproduce: {plain(first.exchange.curl())}")
     more = f" and {len(tests) - 1} more (-v, or the HTML report)" if len(tests) > 1 else ""
@@ -100,10 +101,13 @@ def basis_lines(outcome: RequirementOutcome) -> list[str]:
     return lines
 
 
-def evidence_lines(failure: CheckResult) -> list[str]:
+def evidence_lines(failure: CheckResult, outcome: RequirementOutcome) -> list[str]:
     exchange: Exchange = failure.exchange
+    names = list(headers_for(failure.requirement_id))
+    if any("intermediary" in hint for hint in outcome.hints):
+        names = ["Server", "Content-Type", *names]
     lines = [f"  evidence: {plain(exchange.summary())}"]
-    for name in headers_for(failure.requirement_id):
+    for name in dict.fromkeys(names):
         values = exchange.header_values(name)
         shown = ", ".join(values) if values else "(absent)"
         lines.append(f"    {name}: {plain(shown)}")

@@ -93,10 +93,11 @@ def matrix_table(verdict: Verdict) -> str:
 
 
 def detail_html(outcome: RequirementOutcome) -> str:
-    """The failure or the reason it was not tested, and the cases left out."""
+    """The failure or the reason it was not tested, the cases left out, and any hints."""
     detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
     parts = [escape(plain(detail))]
     parts += [f"<br>not tested: {escape(case)}" for case in outcome.untested_cases]
+    parts += [f"<br><b>hint:</b> {escape(plain(hint))}" for hint in outcome.hints]
     return "".join(parts)
 
 

@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> None:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=1,
+            server_header=False,  # the app names itself, so a proxy's answer can differ
         )
     )
     print(f"listening on http://127.0.0.1:{port}{base_path(faults)}", flush=True)

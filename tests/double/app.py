@@ -28,6 +28,12 @@ from tests.double.limiter import PLANS, Decision, Limiter, Plan, Window
 
 MAX_BODY = 64 * 1024
 DRAIN_LIMIT = 16 * 1024 * 1024
+NGINX_BODY_LIMIT = 1024 * 1024  # nginx's client_max_body_size when not set
+NGINX_413 = (
+    "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n"
+    "<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n"
+    "</body>\r\n</html>\r\n"
+)
 DEPRECATION = "@1767225600"  # 2026-01-01T00:00:00Z
 SUNSET = "Sat, 01 Jan 2028 00:00:00 GMT"
 SUNSET_ISO = "2028-01-01T00:00:00Z"
@@ -178,7 +184,12 @@ class PetStoreDouble:
             return
         request = Request(scope, receive)
         self.log_url(scope)
-        response = await self.respond(request)
+        if self.fault("nginx-in-front") and body_size(request) > NGINX_BODY_LIMIT:
+            response = await self.nginx_413(request)
+        else:
+            response = await self.respond(request)
+            # uvicorn's own Server header is off: a response made in front must not carry it.
+            response.headers["Server"] = "uvicorn"
         await response(scope, receive, send)
 
     def log_url(self, scope: Scope) -> None:
@@ -188,6 +199,12 @@ class PetStoreDouble:
         target = scope.get("raw_path", b"") + b"?" + scope.get("query_string", b"")
         with self.config.url_log.open("a", encoding="latin-1") as log:
             log.write(target.decode("latin-1") + "\n")
+
+    async def nginx_413(self, request: Request) -> Response:
+        """A stock nginx's refusal of a body over its limit: never reaches the service."""
+        await read_body(request)  # drained, so that the client reads the answer
+        headers = {"Server": "nginx", "Connection": "close"}
+        return Response(NGINX_413, 413, headers=headers, media_type="text/html")
 
     # --- the request pipeline ---------------------------------------------------------------
 
@@ -598,6 +615,13 @@ async def read_body(request: Request) -> bytes | None:
         elif size > DRAIN_LIMIT:
             break
     return None if size > MAX_BODY else b"".join(chunks)
+
+
+def body_size(request: Request) -> int:
+    try:
+        return int(request.headers.get("content-length", "0"))
+    except ValueError:
+        return 0
 
 
 def encodable(text: str) -> bool:

@@ -19,6 +19,7 @@ class Fault:
     requirement: str
     description: str
     options: tuple[str, ...] = ()  # what the checker needs to see it (an opt-in)
+    hint: str | None = None  # words the failure's hint must carry
 
 
 FAULTS: dict[str, Fault] = {
@@ -72,6 +73,7 @@ FAULTS: dict[str, Fault] = {
         "AUTH-INVALID-KEY-401",
         "`Authorization: Bearer` with an empty token crashes the handler: 500 where the 401 "
         "is due (the request's own requirement, not GEN-NO-SERVER-ERROR too).",
+        hint="failed on this input",
     ),
     # --- Validation ----------------------------------------------------------------------------
     "missing-name-accepted": Fault(
@@ -162,7 +164,9 @@ FAULTS: dict[str, Fault] = {
         "LIM-HEADERS-PRESENT", "401 responses carry no X-RateLimit-* headers."
     ),
     "no-ratelimit-headers-on-400": Fault(
-        "LIM-HEADERS-PRESENT", "400 responses carry no X-RateLimit-* headers."
+        "LIM-HEADERS-PRESENT",
+        "400 responses carry no X-RateLimit-* headers (the limiter runs after validation).",
+        hint="runs after the body parser",
     ),
     "no-ratelimit-headers-on-429": Fault(
         "LIM-HEADERS-PRESENT", "429 responses carry no X-RateLimit-* headers."
@@ -264,6 +268,13 @@ FAULTS: dict[str, Fault] = {
     "served-under-api": Fault(
         "VER-V1-PREFIX",
         "The interface is served under /api instead of the versioned /v1.",
+    ),
+    # --- Something in front of the service ------------------------------------------------------
+    "nginx-in-front": Fault(
+        "LIM-HEADERS-PRESENT",
+        "A stock nginx in front refuses a body over 1 MiB itself: its HTML 413 with "
+        "`Server: nginx` and no rate-limit headers (client_max_body_size 1m).",
+        hint="intermediary",
     ),
 }
 
