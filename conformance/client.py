@@ -160,6 +160,7 @@ def _reason_phrase(status: int) -> str:
 
 def _body_preview(exchange: Exchange, limit: int = 80) -> str:
     text = " ".join(exchange.response_body.split())
+    text = escape_controls(text)  # a server's bytes go into messages and logs
     if not text:
         return "empty body"
     if len(text) > limit:
@@ -242,8 +243,12 @@ def ansi_c_quoted(text: str) -> str:
     """`text` as one bash/zsh `$'...'` word: control characters as escapes, never raw. (NUL
     cannot be written this way: such a body goes to a file.)"""
     escaped = text.replace("\\", "\\\\").replace("'", "\\'")
-    escaped = CONTROL_BYTES.sub(lambda match: f"\\x{ord(match.group()):02x}", escaped)
-    return "$'" + escaped + "'"
+    return "$'" + escape_controls(escaped) + "'"
+
+
+def escape_controls(text: str) -> str:
+    """Control characters as `\\xHH` escapes, two hex digits each."""
+    return CONTROL_BYTES.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def _env_var(label: str) -> str:

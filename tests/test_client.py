@@ -618,6 +618,13 @@ def test_curl_line_leaves_out_a_huge_body_but_says_so():
     assert len(line) < 1_000
 
 
+def test_the_summary_shows_a_servers_control_bytes_as_escapes():
+    client, _ = make_client(httpx.Response(400, text="bad \x00 byte \x1b[31m"))
+    summary = client.get("/categories").summary()
+    assert "\x00" not in summary and "\x1b" not in summary
+    assert "bad \\x00 byte \\x1b[31m" in summary
+
+
 def test_no_key_travels_in_a_url_without_the_opt_in():
     client, server = make_client()
     for params in ({"api_key": "{main}"}, {"q": MAIN}):
