@@ -318,16 +318,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     if state.verdict is None:
         return
     run, verdict = state.run, state.verdict
-    blocks = console.failure_blocks(verdict)
-    if blocks:
-        terminalreporter.write_sep("=", f"failed requirements: {len(blocks)}")
-        for number, block in enumerate(blocks):
-            if number:
-                terminalreporter.write_line("")
-            for line in block:
-                terminalreporter.write_line(line)
-    for line in console.closing_lines(run, verdict):
-        terminalreporter.write_line(line)
+    console.write_summary(terminalreporter, run, verdict)
     per_key = ", ".join(f"{k}: {n}" for k, n in run.client.requests_per_key().items())
     terminalreporter.write_sep("=", f"petstore-conformance: {verdict.verdict}")
     if verdict.reason:
