@@ -177,8 +177,8 @@ class Spender:
         refused = burst.refused
         if refused is None:
             return False
-        if refused.status != 429 or burst.refusals >= MAX_REFUSALS:
-            return True
+        if refused.status != 429 or refused.reset is None or burst.refusals >= MAX_REFUSALS:
+            return True  # (without a readable Reset, no later window would tell more)
         return self.clock().settled(refused)
 
     def start_again(self, burst: Burst) -> None:

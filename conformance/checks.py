@@ -3,12 +3,18 @@
 `expect` records one observation about one requirement and lets the test go on, so that a test
 reports every requirement it saw broken, not just the first. `require` does the same and stops
 the test when what follows would make no sense. The plugin turns recorded MUST failures into a
-failed test at the end of the call, and SHOULD failures into warnings.
+failed test at the end of the call; SHOULD failures are warned in the closing summary.
+
+Checks made on every response (`observing`) are marked `observed`: they land on whatever test
+provoked the response, and fail that test only when the catalogue says the test verifies them.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +31,7 @@ class CheckResult:
     message: str
     test_id: str
     exchange: Exchange | None = None
+    observed: bool = False  # made on every response, not asserted by the test itself
 
 
 class RequirementFailed(AssertionError):
@@ -50,6 +57,10 @@ class Ledger:
             self.results.append(result)
             self._by_test.setdefault(result.test_id, []).append(result)
 
+    # Cases of a requirement this run left out on purpose (the requirement may still be
+    # tested by its other cases), each with the reason.
+    skipped_cases: dict[str, list[str]] = field(default_factory=dict)
+
     def for_test(self, test_id: str) -> list[CheckResult]:
         with self._lock:
             return list(self._by_test.get(test_id, []))
@@ -59,6 +70,7 @@ class Ledger:
 # the other tests on a thread of its own: each thread says which test its checks belong to.
 _ledger = Ledger()
 _current = threading.local()
+_observing: ContextVar[bool] = ContextVar("observing", default=False)
 
 
 def ledger() -> Ledger:
@@ -79,6 +91,16 @@ def current_test() -> str:
     return getattr(_current, "test_id", "")
 
 
+@contextmanager
+def observing() -> Iterator[None]:
+    """Mark the checks recorded inside as checks of every response (see the module's notes)."""
+    token = _observing.set(True)
+    try:
+        yield
+    finally:
+        _observing.reset(token)
+
+
 def expect(
     requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
 ) -> bool:
@@ -86,7 +108,10 @@ def expect(
     if requirement_id not in catalogue():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     passed = bool(condition)
-    ledger().add(CheckResult(requirement_id, passed, message, current_test(), exchange))
+    result = CheckResult(
+        requirement_id, passed, message, current_test(), exchange, observed=_observing.get()
+    )
+    ledger().add(result)
     return passed
 
 
@@ -104,6 +129,17 @@ def cannot_check(requirement_id: str, reason: str) -> None:
     if requirement_id not in catalogue():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     ledger().unavailable[requirement_id] = reason
+
+
+def skip_case(requirement_id: str, case: str, reason: str) -> None:
+    """Say that this run leaves `case` of `requirement_id` out, and why: the closing summary
+    and the reports list it, whatever the requirement's other cases showed."""
+    if requirement_id not in catalogue():
+        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+    cases = ledger().skipped_cases.setdefault(requirement_id, [])
+    text = f"{case}: {reason}"
+    if text not in cases:
+        cases.append(text)
 
 
 def describe(result: CheckResult) -> str:

@@ -14,7 +14,14 @@ from conformance import checks, compare
 from conformance.plugin import HELP
 from conformance.reports import package
 from conformance.run import NoVerdict, open_run
-from conformance.settings import ENVIRONMENT, PLAN_NAMES, PROFILES, SettingsError, resolve
+from conformance.settings import (
+    ENVIRONMENT,
+    PLAN_NAMES,
+    PROFILES,
+    SWITCHES,
+    SettingsError,
+    resolve,
+)
 
 NO_VERDICT = 2
 METAVARS = {
@@ -51,7 +58,7 @@ def build_parser() -> OneLineParser:
     for name, text in HELP.items():
         flag = "--" + name.replace("_", "-")
         help_text = f"{text} [env {ENVIRONMENT[name]}]"
-        if name == "strict":
+        if name in SWITCHES:
             parser.add_argument(flag, action="store_true", default=None, help=help_text)
         elif name == "plan":
             parser.add_argument(flag, choices=PLAN_NAMES, help=help_text)
@@ -70,7 +77,6 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
         *("-p", "no:cacheprovider"),
         # One process: the client paces and budgets every request of the run.
         *("-p", "no:xdist"),
-        "--tb=short",
         # The suite asserts through expect/require; rewriting would only cost start-up time.
         "--assert=plain",
         # `--option=PATH` in one word: pytest takes a lone existing path for its rootdir, and

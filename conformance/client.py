@@ -23,6 +23,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -61,6 +62,9 @@ CURL_SKIPPED_HEADERS = {"host", "content-length", "connection", "accept-encoding
 
 
 CURL_BODY_LIMIT = 8_192
+# Bytes a shell line cannot carry as they are: C0 controls (tab and newline too: pasted into an
+# interactive shell they complete or end the line) and DEL.
+CONTROL_BYTES = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BudgetExhausted(Exception):
@@ -159,6 +163,7 @@ def _reason_phrase(status: int) -> str:
 
 def _body_preview(exchange: Exchange, limit: int = 80) -> str:
     text = " ".join(exchange.response_body.split())
+    text = escape_controls(text)  # a server's bytes go into messages and logs
     if not text:
         return "empty body"
     if len(text) > limit:
@@ -216,6 +221,11 @@ class _Secrets:
             return text
         return self._secret_pattern.sub(REDACTED, text)
 
+    def redact_bytes(self, raw: bytes) -> bytes:
+        for form in sorted(self._form_labels, key=len, reverse=True):
+            raw = raw.replace(form.encode("utf-8"), REDACTED.encode())
+        return raw
+
     def shell_word(self, text: str) -> str:
         """Quote `text` for a POSIX shell, with each secret replaced by its environment variable."""
         if self._secret_pattern is None or not self._secret_pattern.search(text):
@@ -230,6 +240,18 @@ class _Secrets:
             position = match.end()
         parts.append(_escape_in_double_quotes(text[position:]))
         return '"' + "".join(parts) + '"'
+
+
+def ansi_c_quoted(text: str) -> str:
+    """`text` as one bash/zsh `$'...'` word: control characters as escapes, never raw. (NUL
+    cannot be written this way: such a body goes to a file.)"""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + escape_controls(escaped) + "'"
+
+
+def escape_controls(text: str) -> str:
+    """Control characters as `\\xHH` escapes, two hex digits each."""
+    return CONTROL_BYTES.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def _env_var(label: str) -> str:
@@ -292,6 +314,8 @@ class ConformanceClient:
         async_transport: httpx.AsyncBaseTransport | None = None,
         on_exchange: Callable[[Exchange], None] | None = None,
         on_wait: WaitListener | None = None,
+        body_dir: Path | None = None,
+        allow_key_in_url: bool = False,
     ):
         self.base_url = base_url
         self.max_requests = max_requests
@@ -299,6 +323,9 @@ class ConformanceClient:
         self._secrets = _Secrets(keys)
         self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait, on_wait)
         self._on_exchange = on_exchange
+        # Where request bodies a shell line cannot carry are written, for curl's @FILE.
+        self._body_dir = body_dir
+        self._allow_key_in_url = allow_key_in_url
         self._exchanges: list[Exchange] = []
         self._sent_per_label: dict[str, int] = {}
         self._async_transport = async_transport
@@ -306,6 +333,7 @@ class ConformanceClient:
         # anew for each costs tens of milliseconds that stall every request in flight.
         self._ssl_context = httpx.create_ssl_context()
         self._lock = threading.Lock()  # budget, counts and the exchange list
+        self._recorded = 0
         self._gate = threading.RLock()  # held per send; held across a burst by `exclusive()`
         self._http = httpx.Client(
             transport=transport,
@@ -477,6 +505,9 @@ class ConformanceClient:
             for label in self._secrets.labels_in(text)
         ]
         label = (used or literal or [key or NO_KEY])[0]
+        if self._secrets.labels_in(str(url)) and not self._allow_key_in_url:
+            # A key in a URL lands in the target's access log and every proxy's: the user's call.
+            raise ValueError("a real API key would travel in the URL (needs --allow-key-in-url)")
         return _Prepared(label, method.upper(), url, expanded_headers, json, content)
 
     def _join(self, path: str) -> str:
@@ -596,8 +627,11 @@ class ConformanceClient:
             request_headers[name] = shown
         body = request.content.decode("utf-8", errors="replace") or None
         full_body = redact(response.text)
+        with self._lock:  # numbered as recorded; a burst records from many connections at once
+            self._recorded += 1
+            exchange_id = self._recorded
         exchange = Exchange(
-            id=0,  # numbered below, in the order responses are recorded
+            id=exchange_id,
             key_label=label,
             method=request.method,
             url=redact(str(request.url)),
@@ -611,24 +645,40 @@ class ConformanceClient:
             started_at=started_at,
             elapsed=elapsed,
             _full_body=full_body,
-            _curl=self._curl_line(request.method, str(request.url), sent_headers, body),
+            _curl=self._curl_line(
+                request.method, str(request.url), sent_headers, request.content, exchange_id
+            ),
         )
         with self._lock:
-            exchange.id = len(self._exchanges) + 1
             self._exchanges.append(exchange)
         return exchange
 
     def _curl_line(
-        self, method: str, url: str, headers: list[tuple[str, str]], body: str | None
+        self, method: str, url: str, headers: list[tuple[str, str]], raw: bytes, exchange_id: int
     ) -> str:
+        """A line that pastes into a shell: no raw control character, no megabyte of body."""
         word = self._secrets.shell_word
         parts = ["curl", "-i", "-X", shlex.quote(method), word(url)]
         for name, value in headers:
             if name.lower() not in CURL_SKIPPED_HEADERS:
                 parts += ["-H", word(f"{name}: {value}")]
-        if body is not None and len(body) > CURL_BODY_LIMIT:
-            # A megabyte-long command line helps nobody and bloats every report it lands in.
-            parts += ["--data-binary", f"@body.txt  # the {len(body)}-character body, not shown"]
-        elif body is not None:
-            parts += ["--data-binary", word(body)]
+        if raw:
+            parts += ["--data-binary", self._curl_body(raw, exchange_id)]
         return " ".join(parts)
+
+    def _curl_body(self, raw: bytes, exchange_id: int) -> str:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and "\x00" not in text and len(text) <= CURL_BODY_LIMIT:
+            if CONTROL_BYTES.search(text):
+                return ansi_c_quoted(text)
+            return self._secrets.shell_word(text)
+        # NUL, bytes that are not UTF-8, or a body too long for a command line: a file.
+        if self._body_dir is None:
+            return f"@request-{exchange_id}.bin  # the {len(raw)}-byte body was not kept"
+        self._body_dir.mkdir(parents=True, exist_ok=True)
+        path = self._body_dir / f"request-{exchange_id}.bin"
+        path.write_bytes(self._secrets.redact_bytes(raw))
+        return "@" + shlex.quote(str(path))

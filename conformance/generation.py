@@ -29,8 +29,11 @@ from hypothesis import strategies as st
 from conformance import spec
 from conformance.settings import exhaustion_reserve
 
-NAME_LIMIT = 100
-"""The longest name (and description) a server must accept (DESIGN strictness policy)."""
+NAME_LIMIT = 32
+"""The longest name a server must accept (DESIGN strictness policy, CAT-NAME-RANGE)."""
+DESCRIPTION_LIMIT = 100
+"""The longest description the generated tests hold a server must accept."""
+LIMITS = {"name": NAME_LIMIT, "description": DESCRIPTION_LIMIT}
 
 NEW_CATEGORY_FIELDS = frozenset({"name", "description"})
 
@@ -360,7 +363,7 @@ def _judge_document(document: Any) -> BodyVerdict:
             Expectation.MAY_REJECT, f"it has fields NewCategory does not describe: {extra[:3]!r}"
         )
     for field in ("name", "description"):
-        if field in document and (problem := text_problem(document[field])) is not None:
+        if field in document and (problem := text_problem(document[field], LIMITS[field])):
             return BodyVerdict(Expectation.MAY_REJECT, f"`{field}`: {problem}")
     return BodyVerdict(Expectation.MUST_ACCEPT, "a NewCategory of printable name and description")
 
@@ -391,7 +394,7 @@ def fair_new_category(body: Any, stem: str, *, longest: bool = False) -> dict[st
     """A NewCategory a correct server must accept, made from a generated one: only `name` and
     `description`, printable, within the length rule, and the name after the run's `stem`.
 
-    `longest` fills the name and the description up to the 100-character limit with their
+    `longest` fills the name and the description up to their limits (32, 100) with their
     generated text, so that the boundary is tried in every script the generator draws.
     """
     generated = body if isinstance(body, dict) else {}
@@ -404,8 +407,8 @@ def fair_new_category(body: Any, stem: str, *, longest: bool = False) -> dict[st
     fair = {"name": name}
     description = generated.get("description")
     if isinstance(description, str):
-        text = (fill_text if longest else fit_text)(description, NAME_LIMIT)
-        if text_problem(text) is None:
+        text = (fill_text if longest else fit_text)(description, DESCRIPTION_LIMIT)
+        if text_problem(text, DESCRIPTION_LIMIT) is None:
             fair["description"] = text
     return fair
 

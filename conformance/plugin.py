@@ -7,7 +7,6 @@ installed, so it stays inert until a test of `conformance.suite` asks for the `r
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -15,15 +14,16 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import certification, checks
+from conformance import causes, certification, checks, hints
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
-from conformance.reports import html, statement
+from conformance.reports import console, html, statement
 from conformance.run import NoVerdict, Run, open_run
 from conformance.settings import (
     ENVIRONMENT,
     PLAN_NAMES,
     PROFILES,
+    SWITCHES,
     Settings,
     SettingsError,
     from_environment,
@@ -52,11 +52,9 @@ HELP = {
     "previous": "an earlier conformance.json (or its folder): the report and statement say "
     "what changed since",
     "package": "also write a zip of the reports with a manifest of sha256 hashes",
+    "allow_key_in_url": "also check a key sent in the query string, with the real key in the "
+    "URL (it lands in the target's access logs)",
 }
-
-
-class SuiteWarning(UserWarning):
-    """A SHOULD requirement did not hold: reported, but it does not fail the verdict."""
 
 
 @dataclass
@@ -78,10 +76,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for name, text in HELP.items():
         flag = "--" + name.replace("_", "-")
         help_text = f"{text} [env {ENVIRONMENT[name]}]"
-        if name == "strict":
+        if name in SWITCHES:
             group.addoption(
-                "--petstore-strict",
-                dest="petstore_strict",
+                "--petstore-strict" if name == "strict" else flag,
+                dest="petstore_" + name,
                 action="store_true",
                 default=None,
                 help=help_text,
@@ -96,12 +94,15 @@ def options_from(config: pytest.Config) -> dict:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if getattr(config.option, "numprocesses", None) and any(
-        "conformance.suite" in arg or "conformance/suite" in arg for arg in config.args
-    ):
+    suite_run = any("conformance.suite" in arg or "conformance/suite" in arg for arg in config.args)
+    if getattr(config.option, "numprocesses", None) and suite_run:
         # One client paces and budgets every request of a run: parallel workers would each
         # spend the keys on their own, and could get a key banned.
         raise pytest.UsageError("the conformance suite runs in one process; drop -n")
+    if suite_run and config.option.tbstyle == "auto":
+        # The closing summary gives one block per failed requirement; pytest's per-test detail
+        # is for -v (and the HTML report).
+        config.option.tbstyle = "short" if config.option.verbose > 0 else "no"
     config.addinivalue_line("markers", "smoke: also runs in the read-only smoke profile")
     config.addinivalue_line("markers", "exhausts: spends a key's quota; runs last, never in smoke")
     config.addinivalue_line(
@@ -214,12 +215,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(f"not run: {stopped}")
 
 
-def blocking(results: list[checks.CheckResult], strict: bool) -> list[checks.CheckResult]:
-    """The failures that fail a test: MUST ones, and SHOULD ones too when strict."""
+def blocking(
+    results: list[checks.CheckResult], strict: bool, test: str
+) -> list[checks.CheckResult]:
+    """The failures that fail `test`: MUST ones (SHOULD ones too when strict) that no more
+    specific failure on the same response explains, and that the test asserted itself or, for
+    checks of every response, that the catalogue says the test verifies."""
+    function = test.split("[", 1)[0]
     return [
         r
-        for r in results
-        if not r.passed and (strict or catalogue()[r.requirement_id].level == "MUST")
+        for r in causes.settle(results).kept
+        if not r.passed
+        and (strict or catalogue()[r.requirement_id].level == "MUST")
+        and (not r.observed or function in catalogue()[r.requirement_id].tests)
     ]
 
 
@@ -244,11 +252,7 @@ def pytest_runtest_call(item: pytest.Item):
         state.broken_tests.append(this_test)
         raise
     strict = state.run.settings.strict if state.run else False
-    results = state.ledger.for_test(this_test)
-    failures = blocking(results, strict)
-    for result in results:
-        if not result.passed and result not in failures:
-            warnings.warn(SuiteWarning(checks.describe(result)), stacklevel=1)
+    failures = blocking(state.ledger.for_test(this_test), strict, this_test)
     if failures:
         raise checks.RequirementFailed(failures)
     return None
@@ -265,6 +269,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if not is_suite_item(item) or call.when != "call":
         return report
+    if call.excinfo is not None and call.excinfo.errisinstance(checks.RequirementFailed):
+        # The failed requirements and their evidence, not a traceback into this module.
+        report.longrepr = str(call.excinfo.value)
     results = item.config.stash[STATE].ledger.for_test(test_id(item))
     report.requirement_ids = sorted({result.requirement_id for result in results})
     item.user_properties.append(("requirements", " ".join(report.requirement_ids)))
@@ -289,8 +296,11 @@ def pytest_sessionfinish(session: pytest.Session):
         profile=run.settings.profile,
         no_verdict_reason=reason,
         untested_reason=untested_reason(run),
-        unavailable={**unavailable(run.settings), **state.ledger.unavailable},
+        unavailable=unavailable(run.settings),
+        cannot_check=state.ledger.unavailable,
+        skipped_cases=state.ledger.skipped_cases,
     )
+    hints.attach(state.verdict, run.client.exchanges)
     state.conclusion = certification.conclude(run, state.verdict)
     statement.write(
         run.settings.report_dir / "conformance.json",
@@ -359,6 +369,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     if state.verdict is None:
         return
     run, verdict = state.run, state.verdict
+    console.write_summary(terminalreporter, run, verdict)
     per_key = ", ".join(f"{k}: {n}" for k, n in run.client.requests_per_key().items())
     terminalreporter.write_sep("=", f"petstore-conformance: {verdict.verdict}")
     if verdict.reason:

@@ -14,7 +14,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import response_checks
+from conformance import checks, response_checks
 from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
@@ -48,10 +48,12 @@ class Run:
     def announce(self, message: str) -> None:
         self.progress.note(message)
 
-    def unique_name(self, label: str = "") -> str:
-        """A category name carrying the run's prefix, so operators can find what we created."""
+    def unique_name(self) -> str:
+        """A category name carrying the run's prefix, so operators can find what we created:
+        `psc-<tag>-<n>`, 11 to 13 characters, leaving room within the 32 every server must
+        accept for a text after it."""
         self._names += 1
-        return f"{self.settings.name_prefix}{self._names}{'-' + label if label else ''}"
+        return f"{self.settings.name_prefix}{self._names}"
 
     def remember_category(self, category: dict) -> None:
         self.created_categories.append(
@@ -121,12 +123,18 @@ def open_run(options: dict[str, Any]) -> Run:
 def make_client(settings: Settings) -> ConformanceClient:
     import random
 
+    def observe(exchange: Exchange) -> None:
+        with checks.observing():
+            response_checks.observe(exchange, settings)
+
     return ConformanceClient(
         settings.base_url,
         settings.keys,
         max_requests=settings.budget,
         rng=random.Random(settings.seed),
-        on_exchange=lambda exchange: response_checks.observe(exchange, settings),
+        on_exchange=observe,
+        body_dir=settings.report_dir / "request-bodies",
+        allow_key_in_url=settings.allow_key_in_url,
     )
 
 

@@ -37,7 +37,14 @@ ENVIRONMENT = {
     "write_expected_failures": "PETSTORE_WRITE_EXPECTED_FAILURES",
     "previous": "PETSTORE_PREVIOUS",
     "package": "PETSTORE_PACKAGE",
+    "allow_key_in_url": "PETSTORE_ALLOW_KEY_IN_URL",
 }
+# Options that are switches: given alone on the command line, "1", "true", "yes" or "on" in
+# the environment.
+SWITCHES = ("strict", "allow_key_in_url")
+# The run's tag in category names: no 0/o or 1/l, so that an operator reads it back right.
+TAG_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+TAG_LENGTH = 5
 
 SMOKE_BUDGET = 30
 SCENARIO_BUDGET = 400
@@ -64,7 +71,9 @@ def from_environment(name: str) -> str | None:
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+    """`<UTC time>-<tag>`: the time for people, the random tag for the run's category names."""
+    tag = "".join(secrets.choice(TAG_ALPHABET) for _ in range(TAG_LENGTH))
+    return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + "-" + tag
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,7 @@ class Settings:
     seed: int = 0
     report_dir: Path = Path("reports")
     strict: bool = False
+    allow_key_in_url: bool = False  # the user's opt-in to a real key in a query string
     run_id: str = field(default_factory=new_run_id)
     # Nightly CI and certification: a loaded baseline and previous statement, two output paths.
     expected_failures: Baseline | None = field(default=None, compare=False)
@@ -120,8 +130,11 @@ class Settings:
 
     @property
     def name_prefix(self) -> str:
-        """Categories the run creates carry this prefix, so operators can find and remove them."""
-        return f"psc-{self.run_id}-"
+        """Categories the run creates carry this prefix, so operators can find and remove them.
+
+        Short (`psc-` and the run's five-character tag: 10 characters), so that a name with a
+        counter and a text after it still fits the 32 characters every server must accept."""
+        return f"psc-{self.run_id.rsplit('-', 1)[-1]}-"
 
     @property
     def budget(self) -> int:
@@ -174,7 +187,7 @@ def resolve(given: dict[str, str | bool | None]) -> dict:
             value = from_environment(name)
         if name in ("requests_per_minute", "requests_per_day", "max_requests", "seed"):
             value = parse_int(name, value)
-        elif name == "strict":
+        elif name in SWITCHES:
             value = value if isinstance(value, bool) else parse_bool(value)
         elif name in FILES and value is not None:
             value = read_file_option(name, Path(value))

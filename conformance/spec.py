@@ -63,6 +63,9 @@ class Requirement:
     tests: tuple[str, ...] = field(default_factory=tuple)
     not_testable: str | None = None
     rationale: str | None = None
+    quote: str | None = None  # the document's own words
+    yields_to: tuple[str, ...] = field(default_factory=tuple)
+    needs: tuple[str, ...] = field(default_factory=tuple)
 
 
 @cache
@@ -79,6 +82,9 @@ def catalogue() -> dict[str, Requirement]:
             tests=tuple(item.get("tests") or ()),
             not_testable=item.get("not_testable"),
             rationale=item.get("rationale"),
+            quote=item.get("quote"),
+            yields_to=tuple(item.get("yields_to") or ()),
+            needs=tuple(item.get("needs") or ()),
         )
         entries[requirement.id] = requirement
     return entries

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shlex
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -139,7 +141,7 @@ def test_authorization_templates_are_expanded_only_when_sent(template, sent, rec
 
 
 def test_key_label_follows_the_placeholder_then_the_key_then_none():
-    client, _ = make_client()
+    client, _ = make_client(allow_key_in_url=True)
     assert client.get("/c", key=None, authorization="bearer {spare}").key_label == "spare"
     assert client.get("/c", key="spare").key_label == "spare"
     assert client.get("/c", key=None).key_label == "none"
@@ -184,7 +186,7 @@ def test_secrets_are_redacted_everywhere_a_server_might_echo_them():
             json={"message": f"bad key {MAIN}", "query": str(request.url), "spare": SPARE},
         )
 
-    client, server = make_client(echo)
+    client, server = make_client(echo, allow_key_in_url=True)
     exchange = client.post(
         "/categories",
         params={"api_key": "{main}", "q": "x y"},
@@ -292,7 +294,7 @@ def test_curl_line_names_the_environment_variable_never_the_key():
 
 def test_curl_line_expands_in_a_shell_to_the_request_sent(tmp_path):
     """Run the line through bash with the variables set, printing the arguments curl would get."""
-    client, server = make_client()
+    client, server = make_client(allow_key_in_url=True)
     exchange = client.post(
         "/categories",
         params={"api_key": "{main}"},
@@ -532,7 +534,9 @@ def closed_port() -> int:
 
 
 def test_a_closed_port_raises_target_unreachable_with_one_line():
-    client = ConformanceClient(f"http://127.0.0.1:{closed_port()}/v1", {"main": MAIN}, timeout=2)
+    client = ConformanceClient(
+        f"http://127.0.0.1:{closed_port()}/v1", {"main": MAIN}, timeout=2, allow_key_in_url=True
+    )
     with pytest.raises(TargetUnreachable) as caught:
         client.get("/categories", params={"k": "{main}"})
     message = str(caught.value)
@@ -618,8 +622,67 @@ def test_curl_line_leaves_out_a_huge_body_but_says_so():
     exchange = client.post("/categories", json={"name": "x", "description": "d" * 20_000})
     line = exchange.curl()
     assert "d" * 100 not in line
-    assert "body, not shown" in line
+    assert "20029-byte body was not kept" in line
     assert len(line) < 1_000
+
+
+def test_the_summary_shows_a_servers_control_bytes_as_escapes():
+    client, _ = make_client(httpx.Response(400, text="bad \x00 byte \x1b[31m"))
+    summary = client.get("/categories").summary()
+    assert "\x00" not in summary and "\x1b" not in summary
+    assert "bad \\x00 byte \\x1b[31m" in summary
+
+
+def test_no_key_travels_in_a_url_without_the_opt_in():
+    client, server = make_client()
+    for params in ({"api_key": "{main}"}, {"q": MAIN}):
+        with pytest.raises(ValueError, match="--allow-key-in-url"):
+            client.get("/categories", key=None, params=params)
+    with pytest.raises(ValueError, match="--allow-key-in-url"):
+        client.get("/categories/{spare}")
+    assert server.seen == []
+    client.get("/categories", key="main")  # the Authorization header is where keys belong
+    assert len(server.seen) == 1
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def run_curl_arguments(line: str, cwd) -> bytes:
+    """The body curl would send for `line`, as bash expands it (from a file for @FILE)."""
+    script = "printf '%s\\0' " + line.removeprefix("curl ")
+    env = {"PETSTORE_API_KEY": MAIN, "PETSTORE_SPARE_API_KEY": SPARE, "PATH": "/usr/bin:/bin"}
+    words = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, check=True, cwd=cwd
+    ).stdout.split(b"\0")
+    body = words[words.index(b"--data-binary") + 1]
+    return Path(cwd, body[1:].decode()).read_bytes() if body.startswith(b"@") else body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"name": "tab\there, newline\nthere, bell \x07, DEL \x7f, quote \' \\\\ x"}',
+        b'{"name": "\xc3\xa9 \x1b[31m red"}',
+    ],
+)
+def test_a_body_with_control_bytes_pastes_as_one_ansi_c_word(body, tmp_path):
+    client, server = make_client()
+    line = client.post("/categories", content=body, headers=JSON).curl()
+    assert "$'" in line
+    assert not re.search(r"[\x00-\x1f\x7f]", line), "a raw control byte in the curl line"
+    assert run_curl_arguments(line, tmp_path) == server.seen[0][1].content == body
+
+
+@pytest.mark.parametrize(
+    "body", [b'{"name": "nul \x00 here"}', b"\xff\xfe not UTF-8", b"x" * 9_000], ids=str
+)
+def test_a_body_a_shell_line_cannot_carry_goes_to_a_file_beside_the_report(body, tmp_path):
+    client, server = make_client(body_dir=tmp_path / "reports" / "request-bodies")
+    line = client.post("/categories", content=body, headers=JSON).curl()
+    assert "\x00" not in line and len(line) < 1_000
+    assert "@" in line
+    assert run_curl_arguments(line, tmp_path) == server.seen[0][1].content == body
 
 
 def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.spec import catalogue
 from tests.double import running_double
 from tests.servers import reference_args, start_reference
 
@@ -467,3 +469,64 @@ def test_a_must_failure_is_exit_1_naming_the_requirement(tmp_path: Path) -> None
     assert "AUTH-WWW-AUTHENTICATE" in finished.stdout
     verdict_line_near_the_end(finished.stdout, "not conformant")
     assert_no_key_anywhere(finished, (main, spare))
+
+
+# --- 7. A console a vendor can act on ---------------------------------------------------------
+
+BLOCK_HEAD = re.compile(r"^([A-Z]+(?:-[A-Z0-9]+)+) \((MUST|SHOULD)\): \d+ of \d+ checks failed")
+
+
+def block_of(lines: list[str], requirement: str) -> list[str]:
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{requirement} ("))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines)
+    )
+    return lines[start:end]
+
+
+def test_one_header_fault_gives_one_short_block_and_a_closing_list(tmp_path: Path) -> None:
+    """Unreadable rate-limit headers (all three written as floats) fail LIM-HEADERS-VALID on
+    every response: the console shows one block for it, near the top; the closing list names
+    the warned SHOULD (`Deprecation: true`), the requirement this run could not test (no spare
+    key) and the ones the unreadable headers blocked. No traceback, no unrelated test failed."""
+    main = new_key("main")
+    faults = ["headers-as-floats", "deprecation-true"]
+    (tmp_path / "v").mkdir()
+    with running_double([f"{main}:free"], faults=faults) as base_url:
+        args = ("--base-url", base_url, "--api-key", main, "--plan", "free")
+        finished = run_command(checker(*args), tmp_path)
+        verbose = run_command(checker(*args, "--profile", "smoke", "--", "-v"), tmp_path / "v")
+
+    assert finished.status == 1, finished.describe()
+    lines = finished.stdout.splitlines()
+    heads = [match.group(1) for line in lines if (match := BLOCK_HEAD.match(line))]
+    assert heads == ["LIM-HEADERS-VALID"], finished.describe()
+    block = block_of(lines, "LIM-HEADERS-VALID")
+    assert len(block) <= 12, "\n".join(block)
+    assert lines.index(block[0]) < 30, "the block does not lead the console"
+    assert any(line.startswith("  basis: ") for line in block)
+    assert any(line.startswith("  evidence: ") for line in block)
+    assert any(line.startswith("    X-RateLimit-Limit: 60.0") for line in block)
+    assert any(line.startswith("  reproduce: curl ") for line in block)
+    closing = "\n".join(lines[lines.index(block[-1]) + 1 :])
+    assert "warned (SHOULD; a failure under --strict):\n  DEP-DEPRECATION-HEADER: " in closing
+    assert "LIM-PER-KEY (MUST): needs a second key of the plan (--spare-api-key)" in closing
+    blocked = [line for line in closing.splitlines() if "blocked by LIM-HEADERS-VALID" in line]
+    assert blocked and "LIM-RESET-HONEST" in blocked[0], closing
+    assert "AUTH-INVALID-KEY-401 (MUST), passed but for one case" in closing
+    assert "--allow-key-in-url" in closing
+    verified_by = catalogue()["LIM-HEADERS-VALID"].tests
+    for line in lines:
+        if line.startswith("FAILED "):
+            test = line.split()[1].split("[", 1)[0]
+            assert test in verified_by, f"an unrelated test failed: {line}"
+    assert "Traceback" not in finished.output and "plugin.py" not in finished.output
+    assert len(lines) <= 80, finished.describe()
+    verdict_line_near_the_end(finished.stdout, "not conformant")
+    assert_no_key_anywhere(finished, (main,))
+
+    # pytest's per-test detail is there with -v: the failed requirements, not a traceback.
+    assert verbose.status == 1, verbose.describe()
+    assert "[LIM-HEADERS-VALID, MUST] X-RateLimit-Limit must be a whole number" in verbose.stdout
+    assert "PASSED" in verbose.stdout
+    assert "Traceback" not in verbose.output and "plugin.py" not in verbose.output

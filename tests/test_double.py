@@ -410,8 +410,22 @@ def probe_emoji(c: httpx.Client) -> None:
 
 
 def probe_short_names(c: httpx.Client) -> None:
-    assert post(c, {"name": "x" * 51}).status_code == 400
-    assert post(c, {"name": "x" * 50}).status_code == 201
+    assert post(c, {"name": "x" * 21}).status_code == 400
+    assert post(c, {"name": "x" * 20}).status_code == 201
+
+
+def probe_nginx_in_front(c: httpx.Client) -> None:
+    big = c.post(
+        "/categories", json={"name": "n", "description": "x" * 2**20}, headers=bearer("main-key")
+    )
+    assert big.status_code == 413
+    assert big.headers.get_list("server") == ["nginx"]
+    assert big.headers["content-type"].startswith("text/html")
+    assert "x-ratelimit-limit" not in big.headers
+    small = post(c, {"name": "n", "description": "x" * 70_000})  # over the service's own 64 KiB
+    assert_error(small, 413)
+    assert small.headers.get_list("server") == ["uvicorn"]
+    assert "x-ratelimit-limit" in small.headers
 
 
 FAULT_PROBES: dict[str, Probe] = {
@@ -427,6 +441,7 @@ FAULT_PROBES: dict[str, Probe] = {
     "non-ascii-mangled": probe_non_ascii,
     "list-forgets-new": probe_list_forgets,
     "short-name-limit": probe_short_names,
+    "nginx-in-front": probe_nginx_in_front,
     "reset-in-milliseconds": probe_reset_ms,
     "reset-window-start": probe_reset_window_start,
     "remaining-counts-double": probe_counts_double,
@@ -449,7 +464,7 @@ FAULT_GROUPS = [
     ("limit-503",),
     ("scheme-case-sensitive", "error-status-mismatch", "list-forgets-new", "emoji-name-500"),
     ("no-www-authenticate", "validation-422", "non-ascii-mangled", "pets-missing"),
-    ("orders-without-auth", "content-type-ignored", "short-name-limit"),
+    ("orders-without-auth", "content-type-ignored", "short-name-limit", "nginx-in-front"),
     ("remaining-counts-double",),
     ("empty-bearer-crashes", "reset-window-start", "no-ratelimit-headers-on-429"),
     ("limit-plus-one",),
@@ -586,6 +601,21 @@ VARIANT_GROUPS = [
 def test_variant_shows_over_http(sampled_doubles: dict[str, str], variant: str) -> None:
     with httpx.Client(base_url=sampled_doubles[variant], timeout=10) as client:
         VARIANT_PROBES[variant](client)
+
+
+def test_the_url_log_records_every_request_target_with_its_query(tmp_path: Path) -> None:
+    log = tmp_path / "urls.log"
+    with (
+        running_double(KEYS, minute_seconds=MINUTE, url_log=log) as base_url,
+        httpx.Client(base_url=base_url, timeout=10) as client,
+    ):
+        client.get("/categories", params={"api_key": "main-key"})
+        client.get("/pets/1", headers=bearer("main-key"))
+    assert log.read_text().splitlines() == ["/v1/categories?api_key=main-key", "/v1/pets/1?"]
+
+
+def test_the_double_names_itself_once(api: httpx.Client) -> None:
+    assert api.get("/categories").headers.get_list("server") == ["uvicorn"]
 
 
 def test_faults_and_variants_from_the_environment() -> None:

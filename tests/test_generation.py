@@ -29,17 +29,18 @@ from conformance.generation import (
 )
 from conformance.settings import Settings
 
-STEM = "psc-20250101000000-abcd-1"
+STEM = "psc-abcd2-1"
 
 # -- fairness: text -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     "text",
-    ["a", "Dogs", " leading space", "猫と犬", "Кошки", "قطط وكلاب", "🐕🐈", "x" * 100, "😀" * 50],
+    ["a", "Dogs", " leading space", "猫と犬", "Кошки", "قطط وكلاب", "🐕🐈", "x" * 32, "😀" * 16],
 )
-def test_printable_text_of_1_to_100_must_be_accepted(text):
+def test_printable_names_of_1_to_32_must_be_accepted(text):
     assert text_problem(text) is None
+    assert text_problem(text, generation.NAME_LIMIT) is None
 
 
 @pytest.mark.parametrize(
@@ -53,9 +54,9 @@ def test_printable_text_of_1_to_100_must_be_accepted(text):
         ("zwj\u200d", "U+200D"),
         ("nbsp\xa0", "U+00A0"),
         ("unassigned\U000e0fff", "U+E0FFF"),
-        ("x" * 101, "longer than 100"),
-        ("😀" * 51, "longer than 100"),  # 51 code points
-        ("😀" * 50 + "x", "longer than 100"),  # 51 code points, 101 UTF-16 units
+        ("x" * 33, "longer than 32"),
+        ("😀" * 17, "longer than 32"),  # 17 code points, 34 UTF-16 units
+        ("😀" * 16 + "x", "longer than 32"),  # 17 code points, 33 UTF-16 units
     ],
 )
 def test_text_a_server_may_refuse(text, problem):
@@ -64,8 +65,9 @@ def test_text_a_server_may_refuse(text, problem):
 
 def test_utf16_counts_astral_characters_twice():
     assert utf16_length("a😀") == 3
-    assert text_problem("😀" * 50) is None  # 50 code points, 100 UTF-16 units
-    assert "UTF-16" in text_problem("a" + "😀" * 50)  # 51 code points, 101 UTF-16 units
+    assert text_problem("😀" * 16) is None  # 16 code points, 32 UTF-16 units
+    assert "UTF-16" in text_problem("a" + "😀" * 16)  # 17 code points, 33 UTF-16 units
+    assert text_problem("😀" * 50, limit=100) is None
 
 
 def test_fit_text_drops_unprintable_and_cuts_in_both_measures():
@@ -76,11 +78,11 @@ def test_fit_text_drops_unprintable_and_cuts_in_both_measures():
 
 
 def test_join_name_with_limit_gives_a_must_accept_name():
-    name = join_name(STEM, "\x07" + "é" * 200, limit=100)
+    name = join_name(STEM, "\x07" + "é" * 200, limit=32)
     assert name.startswith(STEM + "-")
-    assert len(name) == 100
+    assert len(name) == 32
     assert text_problem(name) is None
-    assert join_name(STEM, "\x00\x01", limit=100) == STEM
+    assert join_name(STEM, "\x00\x01", limit=32) == STEM
     assert join_name(STEM, "") == STEM
     assert join_name(STEM, "x" * 200) == f"{STEM}-{'x' * 200}"  # no limit: kept as generated
 
@@ -93,8 +95,8 @@ def test_join_name_with_limit_gives_a_must_accept_name():
     [
         {"name": "Dogs"},
         {"name": "Dogs", "description": "Good boys"},
-        {"name": "🐕 " * 33},
-        {"name": "x" * 100, "description": "y" * 100},
+        {"name": "🐕 " * 10},  # 20 code points, 30 UTF-16 units
+        {"name": "x" * 32, "description": "y" * 100},
     ],
 )
 def test_valid_printable_new_category_must_be_accepted(body):
@@ -106,7 +108,7 @@ def test_valid_printable_new_category_must_be_accepted(body):
     [
         {"name": ""},
         {"name": "  "},
-        {"name": "x" * 101},
+        {"name": "x" * 33},  # names over 32 may be refused (DESIGN)
         {"name": "line\nbreak"},
         {"name": "Dogs", "description": ""},
         {"name": "Dogs", "description": " "},
@@ -443,7 +445,7 @@ def test_fill_text_reaches_the_limit_in_both_measures(text):
 )
 def test_longest_fair_new_category_sits_on_the_boundary(generated):
     body = fair_new_category(generated, STEM, longest=True)
-    assert len(body["name"]) == 100
+    assert len(body["name"]) == 32
     assert judge_new_category(body).expectation is Expectation.MUST_ACCEPT
     if "description" in body:
         assert len(body["description"]) == 100 or utf16_length(body["description"]) >= 99
@@ -458,4 +460,4 @@ def test_oversized_new_category_may_be_refused(field, length):
     assert body["name"].startswith(STEM)
     verdict = judge_new_category(body)
     assert verdict.expectation is Expectation.MAY_REJECT
-    assert "longer than 100" in verdict.reason
+    assert f"`{field}`: it is longer than {generation.LIMITS[field]}" in verdict.reason

@@ -96,7 +96,7 @@ def failing_exchange() -> Exchange:
 
 def all_passing() -> list[checks.CheckResult]:
     return [
-        checks.CheckResult(r.id, True, "held", "test_ok")
+        checks.CheckResult(r.id, True, "held", r.tests[0] if r.tests else "test_ok")
         for r in catalogue().values()
         if not r.not_testable
     ]
@@ -182,7 +182,10 @@ def test_a_failing_check_has_the_redacted_exchange_and_curl_line_as_evidence(
     document = statement_module.statement(run, failing_verdict, FINISHED)
     failing = entry(document, FAILING_ID)
     assert failing["failed_checks"] == 1
-    assert failing["tests"] == ["test_errors.py::test_status_match", "test_ok"]
+    assert failing["tests"] == [
+        "test_auth.py::test_wrong_credential_is_401",
+        "test_errors.py::test_status_match",
+    ]
     assert failing["checks"] == 2
     [evidence] = failing["evidence"]
     assert evidence["test"] == "test_errors.py::test_status_match"
@@ -290,3 +293,38 @@ def test_evidence_html_without_an_exchange_has_just_the_message():
     page = evidence_html(checks.ledger().results)
     assert "a &lt;b&gt; message" in page
     assert "curl" not in page
+
+
+def test_hints_blocked_and_untested_cases_reach_the_statement_and_the_page(run, failing_verdict):
+    [failed] = [o for o in failing_verdict.outcomes if o.requirement.id == FAILING_ID]
+    failed.hints = ["looks produced by an intermediary <nginx>"]
+    [untested] = [o for o in failing_verdict.outcomes if o.requirement.id == "AUTH-INVALID-KEY-401"]
+    untested.untested_cases = ["the key in the URL: needs --allow-key-in-url"]
+    document = statement_module.statement(run, failing_verdict, FINISHED)
+    assert entry(document, FAILING_ID)["hints"] == failed.hints
+    assert entry(document, "AUTH-INVALID-KEY-401")["untested_cases"] == untested.untested_cases
+    assert document["name_prefix"] == "psc-beef-"
+    page = summary_html(run, failing_verdict)
+    assert "<b>hint:</b> looks produced by an intermediary &lt;nginx&gt;" in page
+    assert "not tested: the key in the URL: needs --allow-key-in-url" in page
+
+
+def test_a_blocked_requirement_names_what_blocked_it(run, failing_exchange):
+    checks.expect("LIM-HEADERS-VALID", False, "Reset '1.5e9'", failing_exchange)
+    results = [
+        r
+        for r in all_passing()
+        if r.requirement_id not in ("LIM-HEADERS-VALID", "LIM-RESET-HONEST")
+    ]
+    verdict = decide([*results, *checks.ledger().results])
+    honest = entry(statement_module.statement(run, verdict, FINISHED), "LIM-RESET-HONEST")
+    assert honest["outcome"] == "not-tested"
+    assert honest["blocked_by"] == ["LIM-HEADERS-VALID"]
+    assert honest["reason"].startswith("blocked by LIM-HEADERS-VALID")
+
+
+def test_no_raw_control_character_in_the_page(failing_exchange):
+    checks.expect(FAILING_ID, False, "body 'a\x00b\x1b'", failing_exchange)
+    page = evidence_html(checks.ledger().results)
+    assert "\x00" not in page and "\x1b" not in page
+    assert "a\\x00b\\x1b" in page

@@ -362,6 +362,20 @@ def test_error_media_type(content_type, passes):
     assert outcome["ERR-MEDIA-TYPE"] == [passes]
 
 
+def test_a_plain_text_error_page_fails_the_media_type_only():
+    # One cause, one requirement: `Unauthorized` as text/plain is not a JSON Error at all.
+    extra = [("WWW-Authenticate", "Bearer")]
+    outcome = observed(exchange(401, "Unauthorized", content_type="text/plain", extra=extra))
+    assert outcome["ERR-MEDIA-TYPE"] == [False]
+    assert "ERR-SCHEMA" not in outcome
+
+
+def test_a_json_error_sent_as_text_is_still_judged_for_its_shape():
+    outcome = observed(exchange(400, {"detail": "x"}, content_type="text/plain"))
+    assert outcome["ERR-MEDIA-TYPE"] == [False]
+    assert outcome["ERR-SCHEMA"] == [False]
+
+
 def test_error_checks_are_not_run_on_a_200():
     outcome = observed(exchange(200, "not json", content_type="text/plain"))
     assert not {"ERR-SCHEMA", "ERR-MEDIA-TYPE", "ERR-STATUS-MATCH"} & outcome.keys()

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance.settings import ENVIRONMENT, SMOKE_BUDGET, Settings, SettingsError, resolve
+from conformance.settings import (
+    ENVIRONMENT,
+    SMOKE_BUDGET,
+    SWITCHES,
+    TAG_ALPHABET,
+    Settings,
+    SettingsError,
+    resolve,
+)
 
 MAIN = "sk-main-Secret-7f3a"
 SPARE = "sk-spare-Secret-91bc"
@@ -35,7 +43,8 @@ def test_nothing_given_resolves_to_none_and_not_strict():
     options = resolve({})
     assert set(options) == set(ENVIRONMENT)
     assert options["strict"] is False
-    assert all(options[name] is None for name in ENVIRONMENT if name != "strict")
+    assert options["allow_key_in_url"] is False
+    assert all(options[name] is None for name in ENVIRONMENT if name not in SWITCHES)
 
 
 def test_resolve_reads_the_environment(monkeypatch):
@@ -52,6 +61,7 @@ def test_resolve_reads_the_environment(monkeypatch):
     monkeypatch.setenv("PETSTORE_STRICT", "true")
     monkeypatch.setenv("PETSTORE_WRITE_EXPECTED_FAILURES", "known.yaml")
     monkeypatch.setenv("PETSTORE_PACKAGE", "out/evidence.zip")
+    monkeypatch.setenv("PETSTORE_ALLOW_KEY_IN_URL", "yes")
     options = resolve({})
     assert options == {
         "base_url": BASE,
@@ -69,6 +79,7 @@ def test_resolve_reads_the_environment(monkeypatch):
         "write_expected_failures": Path("known.yaml"),
         "previous": None,  # read from its file: tests/test_compare.py
         "package": Path("out/evidence.zip"),
+        "allow_key_in_url": True,
     }
     built = Settings(**options)
     assert built.plan_limits == (500, 20_000)
@@ -235,9 +246,18 @@ def test_keys_are_labelled():
     assert settings(spare_api_key=SPARE).keys == {"main": MAIN, "spare": SPARE}
 
 
-def test_the_name_prefix_carries_the_run_id():
+def test_the_name_prefix_carries_the_run_tag():
     run = settings(run_id="20250301120000-abcd")
-    assert run.name_prefix == "psc-20250301120000-abcd-"
+    assert run.name_prefix == "psc-abcd-"
+
+
+def test_the_name_prefix_is_short_and_readable():
+    # 10 characters leave 19 of the 32 every server must accept for a counter and a text.
+    for _ in range(50):
+        prefix = settings().name_prefix
+        assert len(prefix) == 10
+        tag = prefix.removeprefix("psc-").removesuffix("-")
+        assert set(tag) <= set(TAG_ALPHABET)
 
 
 def test_two_runs_get_different_run_ids_and_prefixes():

@@ -1,6 +1,8 @@
 """The checker's sensitivity and fairness, measured: `petstore-conformance`, run as users run it,
 must fail every faulty double naming the requirement the fault breaks, and pass every legitimate
-variant; the same verdict three runs in a row; and no key in anything any run writes."""
+variant; the same verdict three runs in a row; no key in anything any run writes, nor in any
+URL the double receives (unless the run opted in); and a console without tracebacks or raw
+control bytes."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 import pytest
 
@@ -30,6 +33,8 @@ class CheckerRun:
     output: str
     report_dir: Path
     keys: tuple[str, str]
+    urls: list[str]  # every request target the double received
+    options: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return (
@@ -42,7 +47,8 @@ def run_checker(report_dir: Path, faults=(), variants=(), options=()) -> Checker
     """Start a fresh double, run the command against it, return what it said and wrote."""
     keys = (f"psc-main-{secrets.token_hex(12)}", f"psc-spare-{secrets.token_hex(12)}")
     specs = [f"{key}:{PLAN}" for key in keys]
-    with running_double(specs, faults=faults, variants=variants) as base_url:
+    url_log = report_dir.with_name(report_dir.name + "-urls.log")
+    with running_double(specs, faults, variants, url_log=url_log) as base_url:
         environment = {
             **os.environ,
             "PETSTORE_BASE_URL": base_url,
@@ -61,7 +67,8 @@ def run_checker(report_dir: Path, faults=(), variants=(), options=()) -> Checker
     output = process.stdout + process.stderr
     statement_path = report_dir / "conformance.json"
     statement = json.loads(statement_path.read_text()) if statement_path.exists() else {}
-    return CheckerRun(process.returncode, statement, output, report_dir, keys)
+    urls = url_log.read_text(encoding="latin-1").splitlines() if url_log.exists() else []
+    return CheckerRun(process.returncode, statement, output, report_dir, keys, urls, options)
 
 
 def assert_no_key_leaked(run: CheckerRun) -> None:
@@ -73,6 +80,28 @@ def assert_no_key_leaked(run: CheckerRun) -> None:
         for key in run.keys:
             assert key not in text, f"an API key appears in {where}"
     assert {"report.html", "junit.xml", "conformance.json"} <= set(texts)
+    assert_urls_carry_no_key(run)
+    assert "Traceback" not in run.output, run.describe()
+    assert "\x00" not in run.output, "a raw NUL on the console"
+
+
+def assert_urls_carry_no_key(run: CheckerRun) -> None:
+    """The main key is in no URL the double received, unless the run opted in; then it is
+    (the query-string check ran), which shows that the log sees query strings at all."""
+    assert run.urls, "the double logged no request"
+    in_urls = [url for url in run.urls if run.keys[0] in unquote_plus(url)]
+    if "--allow-key-in-url" in run.options:
+        assert in_urls, "the opt-in was given, yet no URL carried the key"
+    else:
+        assert not in_urls, f"the main key travelled in {len(in_urls)} URLs without the opt-in"
+
+
+def assert_hint_shown(run: CheckerRun, requirement: str, words: str) -> None:
+    """The failure's hint says `words`, on the console, in conformance.json and the HTML."""
+    entry = next(e for e in run.statement["requirements"] if e["id"] == requirement)
+    assert any(words in hint for hint in entry.get("hints", [])), entry.get("hints")
+    assert words in run.output, run.describe()
+    assert words in (run.report_dir / "report.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -80,12 +109,14 @@ def assert_no_key_leaked(run: CheckerRun) -> None:
 def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
     expected = FAULTS[fault].requirement
     for round_ in range(1, ROUNDS + 1):
-        run = run_checker(tmp_path / f"round-{round_}", faults=[fault])
+        run = run_checker(tmp_path / f"round-{round_}", [fault], options=FAULTS[fault].options)
         assert run.status == 1, f"round {round_}: {fault} must be not conformant: {run.describe()}"
         assert expected in run.statement["failed_requirements"], (
             f"round {round_}: {fault} must fail {expected}: {run.describe()}"
         )
         assert_no_key_leaked(run)
+        if FAULTS[fault].hint:
+            assert_hint_shown(run, expected, FAULTS[fault].hint)
 
 
 @pytest.mark.slow

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from conformance import __version__, spec
 from conformance.checks import CheckResult
 from conformance.reports import certification_html, timeline
-from conformance.verdict import Verdict
+from conformance.reports.console import plain
+from conformance.verdict import RequirementOutcome, Verdict
 
 if TYPE_CHECKING:
     from conformance.certification import Conclusion
@@ -148,7 +149,6 @@ def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
     rows = []
     for outcome in verdict.outcomes:
         requirement = outcome.requirement
-        detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
         tests = "<br>".join(escape(line) for line in test_functions(outcome.tests))
         tags = [outcome.outcome]
         shown = outcome.outcome
@@ -162,13 +162,22 @@ def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
             f"<td>{escape(requirement.id)}</td><td>{requirement.level}</td>"
             f"<td class='{css_class(outcome.outcome)}'>{shown}</td>"
             f"<td>{outcome.checks}</td><td>{escape(requirement.statement)}</td>"
-            f"<td>{tests}</td><td>{escape(detail)}</td></tr>"
+            f"<td>{tests}</td><td>{detail_html(outcome)}</td></tr>"
         )
     head = (
         "<thead><tr><th>Requirement</th><th>Level</th><th>Outcome</th><th>Checks</th>"
         "<th>Statement</th><th>Tests</th><th>Failure or reason</th></tr></thead>"
     )
     return f"<table id='psc-matrix'>{head}<tbody>{''.join(rows)}</tbody></table>"
+
+
+def detail_html(outcome: RequirementOutcome) -> str:
+    """The failure or the reason it was not tested, the cases left out, and any hints."""
+    detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
+    parts = [escape(plain(detail))]
+    parts += [f"<br>not tested: {escape(case)}" for case in outcome.untested_cases]
+    parts += [f"<br><b>hint:</b> {escape(plain(hint))}" for hint in outcome.hints]
+    return "".join(parts)
 
 
 def created_list(run: Run) -> str:
@@ -208,13 +217,14 @@ def summary_html(run: Run, verdict: Verdict, conclusion: Conclusion | None = Non
 def exchange_html(exchange: Exchange) -> str:
     request_headers = "\n".join(f"{k}: {v}" for k, v in exchange.request_headers.items())
     response_headers = "\n".join(f"{k}: {v}" for k, v in exchange.response_headers)
+    # Bodies are shown with their control characters as escapes: never a raw NUL in a report.
     parts = [
-        f"<b>#{exchange.id} {escape(exchange.summary())}</b>",
+        f"<b>#{exchange.id} {escape(plain(exchange.summary()))}</b>",
         f"<pre>{escape(exchange.method)} {escape(exchange.url)}\n{escape(request_headers)}"
-        + (f"\n\n{escape(exchange.request_body)}" if exchange.request_body else "")
+        + (f"\n\n{escape(plain(exchange.request_body))}" if exchange.request_body else "")
         + "</pre>",
         f"<pre>{exchange.status}\n{escape(response_headers)}\n\n"
-        f"{escape(exchange.response_body)}</pre>",
+        f"{escape(plain(exchange.response_body))}</pre>",
         f"reproduce: <pre>{escape(exchange.curl())}</pre>",
     ]
     return "".join(parts)
@@ -223,7 +233,8 @@ def exchange_html(exchange: Exchange) -> str:
 def evidence_html(failures: list[CheckResult]) -> str:
     blocks = []
     for failure in failures:
-        text = f"<p><b>[{escape(failure.requirement_id)}]</b> {escape(failure.message)}</p>"
+        message = escape(plain(failure.message))
+        text = f"<p><b>[{escape(failure.requirement_id)}]</b> {message}</p>"
         if failure.exchange is not None:
             text += exchange_html(failure.exchange)
         blocks.append(text)

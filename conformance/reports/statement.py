@@ -47,6 +47,12 @@ def requirement_entry(outcome: RequirementOutcome) -> dict:
     }
     if outcome.reason:
         entry["reason"] = outcome.reason
+    if outcome.blocked_by:
+        entry["blocked_by"] = outcome.blocked_by
+    if outcome.untested_cases:
+        entry["untested_cases"] = outcome.untested_cases
+    if outcome.hints:
+        entry["hints"] = outcome.hints
     return entry
 
 
@@ -83,6 +89,7 @@ def statement(
             "budget": settings.budget,
             "per_key": run.client.requests_per_key(),
         },
+        "name_prefix": settings.name_prefix,
         "created_categories": run.created_categories,
         "requirements": [requirement_entry(outcome) for outcome in verdict.outcomes],
         "failed_requirements": verdict.failed_requirements,

@@ -1,6 +1,6 @@
 """Creating and listing categories (Endpoints: GET and POST /categories; Resources: Category).
 
-Names of 1 to 100 printable characters in any script must be accepted and come back exactly as
+Names of 1 to 32 printable characters in any script must be accepted and come back exactly as
 sent, with an int64 id no other category has, and then appear in GET /categories. Every name
 starts with the run's prefix (`run.unique_name`) so that operators can find what the run made.
 Extra fields in responses are allowed; `description` may be missing from a response only when
@@ -17,26 +17,27 @@ import pytest
 
 from conformance.categories import category_problems, listed_categories
 from conformance.checks import expect, require
+from conformance.generation import utf16_length
 from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
 from conformance.suite.throttling import skip_if_throttled
 
-EXACT_LIMIT_CASE = "exactly-100-characters"
+EXACT_LIMIT_CASE = f"exactly-{NAME_LIMIT}-characters"
 CASES = [*LEGITIMATE_NAMES, EXACT_LIMIT_CASE]
 
 
 def new_category(run: Any, case: str) -> dict[str, str]:
-    """The NewCategory of `case`: the run's unique name and the case's text, at most 100 long."""
+    """The NewCategory of `case`: the run's unique name and the case's text, at most 32 long."""
     if case == EXACT_LIMIT_CASE:
-        base = run.unique_name("max")
+        base = run.unique_name() + "-"
         name = base + "x" * (NAME_LIMIT - len(base))
         body = {"name": name}
     else:
         text, description = LEGITIMATE_NAMES[case]
-        name = f"{run.unique_name(case)} {text}"
+        name = f"{run.unique_name()} {text}"
         body = {"name": name}
         if description is not None:
             body["description"] = description
-    if len(name) > NAME_LIMIT:  # the suite's own mistake, not the target's
+    if max(len(name), utf16_length(name)) > NAME_LIMIT:  # the suite's own mistake
         raise RuntimeError(f"test name {name!r} is longer than {NAME_LIMIT} characters")
     return body
 
@@ -52,6 +53,14 @@ def create(client: Any, run: Any, body: dict[str, str]) -> tuple[Any, dict[str, 
     exchange = client.post("/categories", json=body)
     skip_if_throttled(exchange)
     shown = f"POST /categories with name {body['name']!r} ({len(body['name'])} characters)"
+    # A 400 fails CAT-NAME-RANGE and a 401 AUTH-BEARER-ACCEPTED, each instead of CAT-CREATE-201
+    # (the catalogue's yields_to): one cause, one requirement.
+    expect(
+        "AUTH-BEARER-ACCEPTED",
+        exchange.status != 401,
+        f"{shown} with the run's API key as a bearer token must be served, got 401",
+        exchange,
+    )
     expect(
         "CAT-NAME-RANGE",
         exchange.status != 400,

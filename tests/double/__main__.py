@@ -1,7 +1,9 @@
-"""`python -m tests.double --port 0 --key KEY:PLAN [--fault NAME ...] [--variant NAME ...]`.
+"""`python -m tests.double --port 0 --key KEY:PLAN [--fault NAME ...] [--variant NAME ...]
+[--url-log FILE]`.
 
 Binds 127.0.0.1 itself (port 0 picks a free port) and prints one line on stdout,
-`listening on http://127.0.0.1:PORT/v1`, once the socket accepts connections.
+`listening on http://127.0.0.1:PORT/v1`, once the socket accepts connections. With --url-log
+it appends every request target it receives (path and query string) to FILE.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import os
 import socket
 import sys
+from pathlib import Path
 
 from tests.double.app import base_path
 from tests.double.behaviours import UnknownBehaviour, check_names, split_names
@@ -23,6 +26,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--minute-seconds", type=float, default=60.0)
     parser.add_argument("--fault", action="append", default=[], metavar="NAME")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME")
+    parser.add_argument("--url-log", type=Path, metavar="FILE")
     return parser.parse_args(argv)
 
 
@@ -54,7 +58,9 @@ def main(argv: list[str] | None = None) -> None:
 
     from tests.double.app import DoubleConfig, build_app
 
-    config = DoubleConfig(keys, args.minute_seconds, frozenset(faults), frozenset(variants))
+    config = DoubleConfig(
+        keys, args.minute_seconds, frozenset(faults), frozenset(variants), args.url_log
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Without it, accepted connections keep Nagle on and every response waits ~40 ms.
@@ -72,6 +78,7 @@ def main(argv: list[str] | None = None) -> None:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=1,
+            server_header=False,  # the app names itself, so a proxy's answer can differ
         )
     )
     print(f"listening on http://127.0.0.1:{port}{base_path(faults)}", flush=True)

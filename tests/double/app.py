@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
+from pathlib import Path
 from typing import Any
 
 from starlette.middleware.gzip import GZipMiddleware
@@ -28,6 +29,12 @@ from tests.double.limiter import PLANS, Decision, Limiter, Plan, Window
 
 MAX_BODY = 64 * 1024
 DRAIN_LIMIT = 16 * 1024 * 1024
+NGINX_BODY_LIMIT = 1024 * 1024  # nginx's client_max_body_size when not set
+NGINX_413 = (
+    "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n"
+    "<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n"
+    "</body>\r\n</html>\r\n"
+)
 DEPRECATION = "@1767225600"  # 2026-01-01T00:00:00Z
 SUNSET = "Sat, 01 Jan 2028 00:00:00 GMT"
 SUNSET_ISO = "2028-01-01T00:00:00Z"
@@ -77,6 +84,7 @@ class DoubleConfig:
     minute_seconds: float = 60.0
     faults: frozenset[str] = frozenset()
     variants: frozenset[str] = frozenset()
+    url_log: Path | None = None  # every request target received, one a line (tests read it)
 
     def __post_init__(self) -> None:
         check_names(self.faults, self.variants)
@@ -179,10 +187,30 @@ class PetStoreDouble:
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
+        self.log_url(scope)
         if self.variant("slow-responses"):
             await asyncio.sleep(SLOW_RESPONSE)
-        response = await self.respond(request)
+        if self.fault("nginx-in-front") and body_size(request) > NGINX_BODY_LIMIT:
+            response = await self.nginx_413(request)
+        else:
+            response = await self.respond(request)
+            # uvicorn's own Server header is off: a response made in front must not carry it.
+            response.headers["Server"] = "uvicorn"
         await response(scope, receive, send)
+
+    def log_url(self, scope: Scope) -> None:
+        """Record the request target as received, query string included: tests look for keys."""
+        if self.config.url_log is None:
+            return
+        target = scope.get("raw_path", b"") + b"?" + scope.get("query_string", b"")
+        with self.config.url_log.open("a", encoding="latin-1") as log:
+            log.write(target.decode("latin-1") + "\n")
+
+    async def nginx_413(self, request: Request) -> Response:
+        """A stock nginx's refusal of a body over its limit: never reaches the service."""
+        await read_body(request)  # drained, so that the client reads the answer
+        headers = {"Server": "nginx", "Connection": "close"}
+        return Response(NGINX_413, 413, headers=headers, media_type="text/html")
 
     # --- the request pipeline ---------------------------------------------------------------
 
@@ -419,10 +447,10 @@ class PetStoreDouble:
         return self.json(self.render_category(category), status=status)
 
     def refuse_name(self, name: str) -> str | None:
-        if self.variant("name-length-limit") and (not name.strip() or len(name) > 100):
-            return "The name must be 1 to 100 characters and not blank."
-        if self.fault("short-name-limit") and len(name) > 50:
-            return "The name must be at most 50 characters."
+        if self.variant("name-length-limit") and (not name.strip() or len(name) > 32):
+            return "The name must be 1 to 32 characters and not blank."
+        if self.fault("short-name-limit") and len(name) > 20:
+            return "The name must be at most 20 characters."
         if self.fault("unicode-names-rejected") and not name.isascii():
             return "The name may only contain ASCII characters."
         return None
@@ -598,6 +626,13 @@ async def read_body(request: Request) -> bytes | None:
         elif size > DRAIN_LIMIT:
             break
     return None if size > MAX_BODY else b"".join(chunks)
+
+
+def body_size(request: Request) -> int:
+    try:
+        return int(request.headers.get("content-length", "0"))
+    except ValueError:
+        return 0
 
 
 def encodable(text: str) -> bool:

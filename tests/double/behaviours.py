@@ -18,6 +18,8 @@ from dataclasses import dataclass
 class Fault:
     requirement: str
     description: str
+    options: tuple[str, ...] = ()  # what the checker needs to see it (an opt-in)
+    hint: str | None = None  # words the failure's hint must carry
 
 
 FAULTS: dict[str, Fault] = {
@@ -37,6 +39,7 @@ FAULTS: dict[str, Fault] = {
     "key-in-query-accepted": Fault(
         "AUTH-INVALID-KEY-401",
         "A valid key in the query string (?api_key=KEY) without any header is served.",
+        options=("--allow-key-in-url",),
     ),
     "basic-scheme-accepted": Fault(
         "AUTH-INVALID-KEY-401",
@@ -67,8 +70,10 @@ FAULTS: dict[str, Fault] = {
         "401 responses are the text/plain body `Unauthorized` (a framework default).",
     ),
     "empty-bearer-crashes": Fault(
-        "GEN-NO-SERVER-ERROR",
-        "`Authorization: Bearer` with an empty token crashes the handler: 500.",
+        "AUTH-INVALID-KEY-401",
+        "`Authorization: Bearer` with an empty token crashes the handler: 500 where the 401 "
+        "is due (the request's own requirement, not GEN-NO-SERVER-ERROR too).",
+        hint="failed on this input",
     ),
     # --- Validation ----------------------------------------------------------------------------
     "missing-name-accepted": Fault(
@@ -104,8 +109,8 @@ FAULTS: dict[str, Fault] = {
         "A body over 64 KiB crashes the handler: 500 instead of 413.",
     ),
     "object-name-crashes": Fault(
-        "GEN-NO-SERVER-ERROR",
-        "A JSON object given as `name` crashes the handler: 500.",
+        "VAL-INVALID-VALUE-400",
+        "A JSON object given as `name` crashes the handler: 500 where the 400 is due.",
     ),
     # --- The Error object ----------------------------------------------------------------------
     "error-without-code": Fault("ERR-SCHEMA", "Error bodies have no `code` field."),
@@ -141,7 +146,9 @@ FAULTS: dict[str, Fault] = {
         "8-bit database column).",
     ),
     "unicode-names-rejected": Fault("CAT-NAME-RANGE", "Any non-ASCII name is refused with 400."),
-    "short-name-limit": Fault("CAT-NAME-RANGE", "Names over 50 characters are refused with 400."),
+    "short-name-limit": Fault(
+        "CAT-NAME-RANGE", "Names over 20 characters are refused with 400 (a VARCHAR(20) column)."
+    ),
     "list-forgets-new": Fault(
         "CAT-LIST-COMPLETE",
         "GET /categories serves a list cached at start: created categories never appear.",
@@ -157,7 +164,9 @@ FAULTS: dict[str, Fault] = {
         "LIM-HEADERS-PRESENT", "401 responses carry no X-RateLimit-* headers."
     ),
     "no-ratelimit-headers-on-400": Fault(
-        "LIM-HEADERS-PRESENT", "400 responses carry no X-RateLimit-* headers."
+        "LIM-HEADERS-PRESENT",
+        "400 responses carry no X-RateLimit-* headers (the limiter runs after validation).",
+        hint="runs after the body parser",
     ),
     "no-ratelimit-headers-on-429": Fault(
         "LIM-HEADERS-PRESENT", "429 responses carry no X-RateLimit-* headers."
@@ -242,21 +251,11 @@ FAULTS: dict[str, Fault] = {
     "orders-missing": Fault(
         "EP-ORDERS-EXISTS", "GET /store/orders is not routed: 404 like an unknown path."
     ),
-    "no-deprecation-header": Fault(
-        "DEP-DEPRECATION-HEADER", "GET /pets/{petId} carries no Deprecation header."
-    ),
-    "no-sunset-header": Fault("DEP-SUNSET-HEADER", "GET /pets/{petId} carries no Sunset header."),
-    "sunset-iso-date": Fault(
-        "DEP-SUNSET-HEADER", "The Sunset header is an ISO 8601 date (2028-01-01T00:00:00Z)."
-    ),
-    "deprecation-true": Fault(
-        "DEP-DEPRECATION-HEADER", "`Deprecation: true`, the form of the old draft."
-    ),
     # --- Robustness ----------------------------------------------------------------------------
     "emoji-name-500": Fault(
-        "GEN-NO-SERVER-ERROR",
+        "CAT-CREATE-201",
         "Names with characters outside the Basic Multilingual Plane (emoji) crash the "
-        "database layer (a 3-byte utf8 column): 500.",
+        "database layer (a 3-byte utf8 column): 500 where the 201 is due.",
     ),
     "long-description-500": Fault(
         "GEN-NO-SERVER-ERROR",
@@ -275,6 +274,13 @@ FAULTS: dict[str, Fault] = {
         "VER-V1-PREFIX",
         "The interface is served under /api instead of the versioned /v1.",
     ),
+    # --- Something in front of the service ------------------------------------------------------
+    "nginx-in-front": Fault(
+        "LIM-HEADERS-PRESENT",
+        "A stock nginx in front refuses a body over 1 MiB itself: its HTML 413 with "
+        "`Server: nginx` and no rate-limit headers (client_max_body_size 1m).",
+        hint="intermediary",
+    ),
 }
 
 # Deviations from SHOULD requirements: a warning, exit 0, and a failure only under --strict.
@@ -292,6 +298,16 @@ WARNINGS: dict[str, Fault] = {
         "X-RateLimit-Reset carries a fraction of a second (`1795377056.8905156`, as slowapi "
         "writes it); windows really do end at that fraction.",
     ),
+    "no-deprecation-header": Fault(
+        "DEP-DEPRECATION-HEADER", "GET /pets/{petId} carries no Deprecation header."
+    ),
+    "deprecation-true": Fault(
+        "DEP-DEPRECATION-HEADER", "`Deprecation: true`, the form of the old draft."
+    ),
+    "no-sunset-header": Fault("DEP-SUNSET-HEADER", "GET /pets/{petId} carries no Sunset header."),
+    "sunset-iso-date": Fault(
+        "DEP-SUNSET-HEADER", "The Sunset header is an ISO 8601 date (2028-01-01T00:00:00Z)."
+    ),
 }
 
 
@@ -307,7 +323,7 @@ VARIANTS: dict[str, str] = {
         "long Retry-After (ten minutes)."
     ),
     "other-error-codes": "Different Error `code` values and messages.",
-    "name-length-limit": "Blank names and names over 100 characters are refused with 400.",
+    "name-length-limit": "Blank names and names over 32 characters are refused with 400.",
     "large-int64-ids": "Ids start near 2**62.",
     "connection-close": "Every response says `Connection: close`.",
     "gzip": "Responses are gzip-encoded when the client accepts it.",

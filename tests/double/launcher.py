@@ -29,10 +29,13 @@ def start_double(
     faults: Iterable[str] = (),
     variants: Iterable[str] = (),
     minute_seconds: float = 2.0,
+    url_log: Path | None = None,
 ) -> tuple[str, Callable[[], None]]:
     """Start `python -m tests.double` on a free port; return (base URL ending in /v1, stop)."""
     command = [sys.executable, "-m", "tests.double", "--port", "0"]
     command += [f"--minute-seconds={minute_seconds}"]
+    if url_log is not None:
+        command += ["--url-log", str(url_log)]
     for spec in key_specs(keys):
         command += ["--key", spec]
     for name in faults:
@@ -83,9 +86,10 @@ def running_double(
     faults: Iterable[str] = (),
     variants: Iterable[str] = (),
     minute_seconds: float = 2.0,
+    url_log: Path | None = None,
 ) -> Iterator[str]:
     """`with running_double({"k": "free"}) as base_url: ...`"""
-    base_url, stop = start_double(keys, faults, variants, minute_seconds)
+    base_url, stop = start_double(keys, faults, variants, minute_seconds, url_log)
     try:
         yield base_url
     finally:

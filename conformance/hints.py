@@ -1,0 +1,186 @@
+"""Hints: where a failure matches a pattern we know, say what probably causes it and what to check.
+
+A hint never decides anything; it is read from the run's own exchanges after the verdict, and
+shown under the failure in the console, the HTML report and conformance.json. The patterns:
+
+- a response that differs in kind from the service's own (another `Server`, an HTML body where
+  the service answers JSON): made by something in front of the service, such as a proxy;
+- rate-limit headers on the service's successes but missing on the 4xx a framework makes
+  before the handler runs: the limiter or header middleware runs after the router, the body
+  parser or the auth layer;
+- a limit that counts per endpoint: the limiter is keyed by the request path;
+- a 5xx where a requirement wanted a 4xx: the server failed on the input instead of refusing it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from conformance.client import Exchange
+from conformance.verdict import RequirementOutcome, Verdict
+
+RATE_LIMIT_HEADER = "X-RateLimit-Limit"
+# The share of the other responses that must agree before a response counts as unlike them.
+USUAL = 0.8
+# Statuses a framework answers before a handler runs, and the layer that answers them.
+LAYERS = {
+    400: "the body parser or the request validation",
+    411: "the body parser",
+    413: "the body-size limit",
+    415: "the body parser",
+    422: "the request validation",
+    431: "the HTTP server",
+    401: "the auth layer",
+    403: "the auth layer",
+    404: "the router",
+    405: "the router",
+}
+
+
+def attach(verdict: Verdict, exchanges: list[Exchange]) -> None:
+    """Give every failed or warned requirement the hints its failures call for."""
+    service = ServiceKind(exchanges)
+    for outcome in verdict.outcomes:
+        if outcome.outcome in ("failed", "warned"):
+            outcome.hints = hints_for(outcome, exchanges, service)
+
+
+def hints_for(
+    outcome: RequirementOutcome, exchanges: list[Exchange], service: ServiceKind | None = None
+) -> list[str]:
+    service = service or ServiceKind(exchanges)
+    failing = list({f.exchange.id: f.exchange for f in outcome.failures if f.exchange}.values())
+    found = [intermediary_hint(failing, service)]
+    if outcome.requirement.id == "LIM-HEADERS-PRESENT":
+        own = [exchange for exchange in failing if not service.unlike(exchange)]
+        found.append(middleware_order_hint(own, exchanges))
+    if outcome.requirement.id == "LIM-PER-CALLER":
+        found.append(
+            "the limit seems to count per endpoint: the limiter is probably keyed by the request "
+            "path (the default of slowapi and of many gateways); key it by the caller's API key, "
+            "so that every endpoint and method draws on the one limit of the plan"
+        )
+    if outcome.requirement.id != "GEN-NO-SERVER-ERROR":
+        found.append(crash_hint(failing))
+    return [hint for hint in found if hint]
+
+
+class ServiceKind:
+    """What the service's own responses are like: the Server they name, JSON bodies, and
+    whether they carry the rate-limit headers."""
+
+    def __init__(self, exchanges: list[Exchange]):
+        self.ids = {exchange.id for exchange in exchanges}
+        self.servers = Counter(exchange.header("Server") for exchange in exchanges)
+        with_body = [exchange for exchange in exchanges if exchange.response_body.strip()]
+        self.json_share = share(e.media_type() == "application/json" for e in with_body)
+        self.headed = {e.id for e in exchanges if e.header(RATE_LIMIT_HEADER) is not None}
+
+    def others(self, exchange: Exchange) -> int:
+        """How many responses of the run there are besides `exchange`."""
+        return len(self.ids - {exchange.id})
+
+    def usual_server(self, exchange: Exchange) -> str | None:
+        """The Server most other responses name, when nearly all agree (None: no such one)."""
+        counts = self.servers.copy()
+        if exchange.id in self.ids:
+            counts[exchange.header("Server")] -= 1
+        others = self.others(exchange)
+        if others < 3:
+            return None
+        value, seen = counts.most_common(1)[0]
+        return value if seen >= USUAL * others else None
+
+    def differences(self, exchange: Exchange) -> dict[str, str]:
+        """How `exchange` differs in kind from the other responses of the run, by aspect."""
+        found = {}
+        server = exchange.header("Server")
+        usual = self.usual_server(exchange)
+        if usual is not None and server != usual:
+            said = f"`Server: {server}`" if server else "no Server header"
+            found["server"] = f"{said} where the service's other responses say `Server: {usual}`"
+        if exchange.media_type() == "text/html" and self.json_share >= USUAL:
+            found["body"] = "an HTML body where the service answers JSON"
+        bare = exchange.header(RATE_LIMIT_HEADER) is None
+        if bare and len(self.headed - {exchange.id}) == self.others(exchange) > 0:
+            found["headers"] = "no rate-limit headers where every other response had them"
+        return found
+
+    def unlike(self, exchange: Exchange) -> bool:
+        """Made by something else than the service: another Server, or HTML where it answers
+        JSON. (Missing headers alone may come from the service's own middleware order.)"""
+        return bool({"server", "body"} & set(self.differences(exchange)))
+
+
+def intermediary_hint(failing: list[Exchange], service: ServiceKind) -> str | None:
+    unlike = [exchange for exchange in failing if service.unlike(exchange)]
+    if not unlike:
+        return None
+    first = unlike[0]
+    share_text = "" if len(unlike) == len(failing) else f" ({len(unlike)} of {len(failing)})"
+    what = f"the {first.status} of {first.method} {urlsplit(first.url).path}{share_text}"
+    check = "its error pages, its limits, and that it passes the service's answers on unchanged"
+    if first.status == 413:
+        check = (
+            "its body-size limit (nginx's client_max_body_size is 1 MiB unless set): raise it "
+            "above the service's own, or have the proxy's 413 carry the rate-limit headers"
+        )
+    return (
+        f"{what} looks produced by an intermediary in front of the service (a proxy, load "
+        f"balancer or gateway), not by the service: "
+        f"{'; '.join(service.differences(first).values())}. "
+        f"Check what sits in front of {urlsplit(first.url).netloc}: {check}"
+    )
+
+
+def middleware_order_hint(failing: list[Exchange], exchanges: list[Exchange]) -> str | None:
+    """Headers on the successes, missing on the refusals a framework makes before the handler."""
+    headed = sorted({e.status for e in exchanges if e.header(RATE_LIMIT_HEADER) is not None})
+    bare = sorted({exchange.status for exchange in failing})
+    if not bare or not any(200 <= status < 300 for status in headed):
+        return None
+    if 429 in bare:
+        return (
+            "the 429s carry no rate-limit headers while the served responses do: the headers "
+            "are probably added to the handler's responses only; add them to the limiter's "
+            "refusals too"
+        )
+    layers = unique(LAYERS[status] for status in bare if status in LAYERS)
+    if not layers:
+        return None
+    return (
+        f"the rate-limit headers are on the {plural(headed, 300)} but missing on the "
+        f"{plural(bare)}: the limiter or the header middleware probably runs after "
+        f"{' and '.join(layers)}, which answer{'s' if len(layers) == 1 else ''} before it. "
+        "Make it the outermost layer, so that every response passes through it"
+    )
+
+
+def crash_hint(failing: list[Exchange]) -> str | None:
+    crashed = [exchange for exchange in failing if exchange.status >= 500]
+    if not crashed:
+        return None
+    return (
+        f"a {crashed[0].status} where a 4xx or a success was due: the server probably failed on "
+        "this input (an unhandled error) instead of refusing it; its log will say where"
+    )
+
+
+def plural(statuses: list[int], below: int = 1000) -> str:
+    shown = [f"{status}s" for status in statuses if status < below]
+    return ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+
+
+def share(flags: Iterable[bool]) -> float:
+    flags = list(flags)
+    return sum(flags) / len(flags) if flags else 0.0
+
+
+def unique(items: Iterable) -> list:
+    seen: list = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
