@@ -24,7 +24,7 @@ from conformance.reference.limiting import RequestLimits
 from conformance.reference.middleware import RateLimitMiddleware
 from conformance.reference.pets import get_pet, list_orders
 from conformance.reference.plans import Plan
-from conformance.reference.storage import CategoryStore
+from conformance.reference.storage import category_store
 
 logger = logging.getLogger("petstore.reference")
 
@@ -88,16 +88,17 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(settings: Settings) -> ASGIApp:
-    categories = CategoryStore(settings.database)
+    categories = category_store(settings.database)
     limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await limits.open()
+        await categories.open()
         try:
             yield
         finally:
-            categories.close()
+            await categories.close()
 
     api = Starlette(
         routes=[

@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from conformance.reference.auth import require_key
-from conformance.reference.errors import JsonResponse
-from conformance.reference.storage import CategoryStore
+from conformance.reference.errors import ApiError, JsonResponse
+from conformance.reference.storage import CategoryStore, DatabaseUnavailable
 from conformance.reference.validation import new_category_from
+
+# What a caller is told to wait when the database does not answer: short, as an outage may
+# end any moment, and clients back off further on their own.
+STORAGE_RETRY_AFTER_SECONDS = 1
 
 
 def _store(request: Request) -> CategoryStore:
     return request.app.state.categories
 
 
+def _unavailable() -> ApiError:
+    return ApiError(
+        503,
+        "storage_unavailable",
+        "The category storage is unavailable; retry later.",
+        {"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)},
+    )
+
+
 async def list_categories(request: Request) -> JsonResponse:
     require_key(request.scope["petstore.caller"])
-    return JsonResponse(await run_in_threadpool(_store(request).list))
+    try:
+        categories = await _store(request).list()
+    except DatabaseUnavailable:
+        raise _unavailable() from None
+    return JsonResponse(categories)
 
 
 async def create_category(request: Request) -> JsonResponse:
     require_key(request.scope["petstore.caller"])
     name, description = await new_category_from(request)
-    category = await run_in_threadpool(_store(request).create, name, description)
+    try:
+        category = await _store(request).create(name, description)
+    except DatabaseUnavailable:
+        raise _unavailable() from None
     return JsonResponse(category, status_code=201)
 
 
