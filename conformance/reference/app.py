@@ -87,7 +87,8 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(500, "internal_error", "The server failed to answer this request.")
 
 
-def create_app(settings: Settings) -> ASGIApp:
+def create_app(settings: Settings, *, access_log: bool = True) -> ASGIApp:
+    """The application; `access_log=False` leaves out the line per request on stderr."""
     categories = category_store(settings.database)
     limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds)
 
@@ -119,7 +120,8 @@ def create_app(settings: Settings) -> ASGIApp:
         lifespan=lifespan,
     )
     api.state.categories = categories
-    return AccessLogMiddleware(RateLimitMiddleware(api, settings.keys, limits))
+    limited = RateLimitMiddleware(api, settings.keys, limits)
+    return AccessLogMiddleware(limited) if access_log else limited
 
 
 def create_app_from_environment() -> ASGIApp:

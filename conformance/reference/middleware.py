@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from conformance.reference.auth import KeyRing, identify
@@ -49,11 +48,13 @@ class RateLimitMiddleware:
             await response(scope, receive, send)
             return
 
+        raw_headers = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+
         async def send_with_headers(message: Message) -> None:
+            # Appended, not merged: no route sets these headers itself (an admitted request
+            # has no Retry-After), so there is nothing to replace.
             if message["type"] == "http.response.start":
-                response_headers = MutableHeaders(scope=message)
-                for name, value in headers.items():
-                    response_headers[name] = value
+                message["headers"] = [*message.get("headers", ()), *raw_headers]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

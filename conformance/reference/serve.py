@@ -169,7 +169,7 @@ def start_in_thread(
         database=database,
         rate_limit_storage=rate_limit_storage,
     )
-    app = create_app(settings)
+    app = create_app(settings, access_log=False)  # a quiet server in the caller's process
     sock = bind_socket(host, 0)
     server = uvicorn.Server(_config(app, quiet=True))
     failure: list[BaseException] = []
