@@ -3,31 +3,24 @@
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
 from tests.servers import ReferenceProcess, reference_args, start_reference
+from tests.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
 
-REDIS_ADDRESS = ("127.0.0.1", 6379)
-
-
-def _redis_reachable() -> bool:
-    try:
-        with socket.create_connection(REDIS_ADDRESS, timeout=0.5):
-            return True
-    except OSError:
-        return False
+SERVICES = {"redis": ("Redis", REDIS_ADDRESS), "postgres": ("PostgreSQL", POSTGRES_ADDRESS)}
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    # Redis tests skip on a laptop without Redis, but CI promises Redis: there they fail.
-    if item.get_closest_marker("redis") and not _redis_reachable():
-        reason = "Redis is not reachable on {}:{}".format(*REDIS_ADDRESS)
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{reason}, and CI=true requires it", pytrace=False)
-        pytest.skip(reason)
+    # Tests of a service skip on a laptop without it, but CI promises both: there they fail.
+    for marker, (name, address) in SERVICES.items():
+        if item.get_closest_marker(marker) and not reachable(address):
+            reason = "{} is not reachable on {}:{}".format(name, *address)
+            if os.environ.get("CI", "").lower() == "true":
+                pytest.fail(f"{reason}, and CI=true requires it", pytrace=False)
+            pytest.skip(reason)
 
 
 ReferenceFactory = Callable[..., ReferenceProcess]

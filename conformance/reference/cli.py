@@ -71,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--database",
-        metavar="PATH",
-        help="SQLite file for categories (also sqlite:///PATH); kept in memory when absent",
+        metavar="PATH_OR_URL",
+        help="where categories are kept: a SQLite file (also sqlite:///PATH), or "
+        "postgresql://USER@HOST:PORT/DB to share them between instances; in memory when absent",
     )
     parser.add_argument(
         "--key",
@@ -102,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="uvicorn worker processes (default 1). With more than one, each worker keeps its "
         "own memory:// rate-limit counters, so limits are exact across workers only with "
-        "--rate-limit-storage redis://HOST:PORT; --database FILE is then required too",
+        "--rate-limit-storage redis://HOST:PORT; --database is then required too",
     )
     parser.add_argument(
         "--rate-limit-storage",
@@ -164,7 +165,9 @@ def settings_from(options: argparse.Namespace) -> Settings:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if options.workers > 1 and not options.database:
-        raise UsageError("--workers above 1 needs --database FILE (memory is per worker)")
+        raise UsageError(
+            "--workers above 1 needs --database FILE or postgresql://… (memory is per worker)"
+        )
     return Settings(
         keys=keys,
         minute_seconds=options.minute_seconds,
