@@ -22,6 +22,7 @@ from conformance.reference.categories import categories_endpoint
 from conformance.reference.errors import ROUTING_CODES, ApiError, error_response
 from conformance.reference.limiting import RequestLimits
 from conformance.reference.middleware import RateLimitMiddleware
+from conformance.reference.outages import OutageLog
 from conformance.reference.pets import get_pet, list_orders
 from conformance.reference.plans import Plan
 from conformance.reference.storage import category_store
@@ -120,6 +121,7 @@ def create_app(settings: Settings, *, access_log: bool = True) -> ASGIApp:
         lifespan=lifespan,
     )
     api.state.categories = categories
+    api.state.category_outage = OutageLog("category storage")
     limited = RateLimitMiddleware(api, settings.keys, limits)
     return AccessLogMiddleware(limited) if access_log else limited
 

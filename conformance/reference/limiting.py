@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.storage import Storage
@@ -40,6 +41,12 @@ from conformance.reference.plans import Plan
 STRIKES_BEFORE_BAN = 10
 BAN_MINUTES = 10
 MINUTES_PER_DAY = 1440
+# What a caller is told to wait when the counts cannot be kept: short, as an outage may end any
+# moment, and clients back off further on their own.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 1
+# A Redis that does not answer within this long is taken for gone; Redis answers in
+# milliseconds, so only an outage makes a request wait this long.
+REDIS_TIMEOUT_SECONDS = 2
 
 
 class StorageUnavailable(Exception):
@@ -66,7 +73,7 @@ class Decision:
     remaining: int
     reset: int  # Unix time, whole seconds, rounded up
     retry_after: int | None = None  # seconds; set on refusals
-    code: str | None = None  # "rate_limited" or "key_banned" on refusals
+    code: str | None = None  # "rate_limited", "key_banned" or "limits_unavailable" on refusals
 
     def headers(self) -> dict[str, str]:
         headers = {
@@ -77,6 +84,22 @@ class Decision:
         if self.retry_after is not None:
             headers["Retry-After"] = str(self.retry_after)
         return headers
+
+
+def limits_unavailable(plan: Plan, now: float) -> Decision:
+    """The answer while the rate-limit storage does not answer: fail closed, as a request that
+    cannot be counted could be one over the limit. The headers the document owes on every
+    response still come: the per-minute figure, nothing remaining, and, as the reset, the
+    moment worth asking again."""
+    retry_after = UNAVAILABLE_RETRY_AFTER_SECONDS
+    return Decision(
+        False,
+        plan.per_minute,
+        0,
+        _whole_seconds_up(now + retry_after),
+        retry_after=retry_after,
+        code="limits_unavailable",
+    )
 
 
 @dataclass(frozen=True)
@@ -126,8 +149,7 @@ class RequestLimits:
 
     async def open(self) -> None:
         """Connect the storage; called at application start-up, inside its event loop."""
-        options = {"implementation": "redispy"} if "redis" in self.storage_uri else {}
-        storage = storage_from_string(self.storage_uri, **options)
+        storage = storage_from_string(self.storage_uri, **self._storage_options())
         try:
             healthy = await storage.check()
         except Exception as exc:  # any driver error means the same to the operator
@@ -135,6 +157,27 @@ class RequestLimits:
         if not healthy:
             raise StorageUnavailable(f"{self.storage_uri} does not answer")
         self._storage = storage
+
+    def _storage_options(self) -> dict[str, Any]:
+        if "redis" not in self.storage_uri:
+            return {}
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
+        return {
+            "implementation": "redispy",
+            "socket_timeout": REDIS_TIMEOUT_SECONDS,
+            "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+            # No retries: a retried INCR whose answer was lost would count a request twice,
+            # and retries with back-off would hold every request of an outage for seconds.
+            # The pool itself replaces a connection that broke while Redis was away.
+            "retry": Retry(NoBackoff(), 0),
+        }
+
+    @property
+    def storage_errors(self) -> type[Exception] | tuple[type[Exception], ...]:
+        """What the storage's driver raises when the storage does not answer."""
+        return self.storage.base_exceptions
 
     @property
     def storage(self) -> Storage:

@@ -1,0 +1,177 @@
+"""What the reference does when Redis or PostgreSQL goes away mid-run and comes back, and when
+it is told to stop with requests in flight.
+
+- Redis away: every request is refused (fail closed) with 503 `limits_unavailable`, an Error
+  body, Retry-After and the rate-limit headers; nothing is counted, so no count is lost and no
+  request gets through over the limit; service resumes without a restart.
+- PostgreSQL away: GET and POST /categories are 503 `storage_unavailable` with the same
+  headers; what other endpoints need is still served; no category answered 201 is lost.
+- SIGTERM: requests in flight are finished and answered before the process exits.
+
+Redis and PostgreSQL "go away" behind a TCP proxy that drops every connection and refuses new
+ones until it is restored; the services themselves, shared with others, are never touched.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import time
+from collections.abc import Callable, Iterator
+from email.utils import parsedate_to_datetime
+
+import httpx
+import pytest
+
+from conformance.reference.auth import key_digest
+from tests.inflight import HalfSentPost, wait_until_admitted, wait_until_not_answering
+from tests.servers import assert_error, rate_limit_headers
+from tests.services import (
+    POSTGRES_ADDRESS,
+    REDIS_ADDRESS,
+    forget_redis_keys,
+    postgres_url,
+    temporary_postgres_database,
+)
+from tests.tcp_proxy import TcpProxy
+
+RECOVERY_DEADLINE_SECONDS = 30.0
+# How long a held request stays unfinished after the stop began (the reference grants 5 s).
+STILL_IN_FLIGHT_SECONDS = 1.0
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def assert_refused_with_headers(response: httpx.Response, code: str) -> dict:
+    """A 503 the document's rules still hold for: Error body, Retry-After, rate-limit headers
+    (Remaining 0 when nothing was admitted), Reset not before the server's own clock."""
+    body = assert_error(response, 503)
+    assert body["code"] == code, body
+    assert 1 <= int(response.headers["Retry-After"]) <= 60, response.headers
+    _, _, reset = rate_limit_headers(response)
+    assert reset >= parsedate_to_datetime(response.headers["Date"]).timestamp() - 1
+    return body
+
+
+def poll_until_served(send: Callable[[], httpx.Response], code: str) -> httpx.Response:
+    """Send until the answer is a 2xx, within the deadline; every answer before is the 503."""
+    deadline = time.monotonic() + RECOVERY_DEADLINE_SECONDS
+    while True:
+        response = send()
+        if response.is_success:
+            return response
+        assert_refused_with_headers(response, code)
+        assert time.monotonic() < deadline, "no recovery within the deadline"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def fresh_key() -> Iterator[str]:
+    key = f"fault-{secrets.token_hex(8)}"
+    yield key
+    forget_redis_keys(key_digest(key))  # its counters in the shared Redis, nobody else's
+
+
+@pytest.mark.redis
+def test_redis_away_fails_closed_and_resumes_without_a_restart(reference_server, fresh_key):
+    limit = 12
+    with TcpProxy(REDIS_ADDRESS) as proxy:
+        server = reference_server(
+            [f"{fresh_key}:enterprise:{limit}:1000"],
+            minute_seconds=600,  # one window for the whole test, however slow the machine
+            rate_limit_storage=proxy.url("redis"),
+        )
+        with httpx.Client(base_url=server.base_url, timeout=10) as client:
+            served = 0
+            for _ in range(3):
+                assert client.get("/categories", headers=auth(fresh_key)).status_code == 200
+                served += 1
+
+            proxy.cut()
+            refused = [
+                client.get("/categories", headers=auth(fresh_key)),
+                client.post("/categories", json={"name": "x"}, headers=auth(fresh_key)),
+                client.get("/pets/1", headers=auth(fresh_key)),
+                client.get("/no/such/path", headers=auth(fresh_key)),
+                client.get("/categories"),  # no key: counted per address, in Redis too
+            ]
+            for response in refused:
+                assert_refused_with_headers(response, "limits_unavailable")
+                assert rate_limit_headers(response)[1] == 0
+
+            proxy.restore()
+            first = poll_until_served(
+                lambda: client.get("/categories", headers=auth(fresh_key)), "limits_unavailable"
+            )
+            served += 1
+            # Nothing was counted while Redis was away, and nothing counted before was lost.
+            assert rate_limit_headers(first)[1] == limit - served
+
+            while (response := client.get("/categories", headers=auth(fresh_key))).is_success:
+                served += 1
+            assert assert_error(response, 429)["code"] == "rate_limited"
+    assert served == limit
+    log = server.stderr_text()
+    assert log.count("rate-limit storage unavailable") == 1, log[-3000:]
+    assert log.count("rate-limit storage answers again") == 1, log[-3000:]
+
+
+@pytest.mark.postgres
+def test_postgres_away_is_a_503_and_loses_no_category(reference_server, fresh_key):
+    with temporary_postgres_database() as name, TcpProxy(POSTGRES_ADDRESS) as proxy:
+        server = reference_server(
+            [f"{fresh_key}:pro"], database=postgres_url(name, ("127.0.0.1", proxy.port))
+        )
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            created = [
+                client.post("/categories", json={"name": f"kept {n}"}, headers=auth(fresh_key))
+                for n in range(3)
+            ]
+            assert [response.status_code for response in created] == [201] * 3
+
+            proxy.cut()
+            assert_refused_with_headers(
+                client.get("/categories", headers=auth(fresh_key)), "storage_unavailable"
+            )
+            assert_refused_with_headers(
+                client.post("/categories", json={"name": "lost"}, headers=auth(fresh_key)),
+                "storage_unavailable",
+            )
+            # What needs no database is still served.
+            assert client.get("/pets/1", headers=auth(fresh_key)).status_code == 200
+
+            proxy.restore()
+            listed = poll_until_served(
+                lambda: client.get("/categories", headers=auth(fresh_key)), "storage_unavailable"
+            )
+            # Every category answered 201 is there; the POST answered 503 was not stored.
+            assert listed.json() == [response.json() for response in created]
+            again = client.post("/categories", json={"name": "after"}, headers=auth(fresh_key))
+            assert again.status_code == 201, again.text
+            assert client.get("/categories", headers=auth(fresh_key)).json()[-1] == again.json()
+    log = server.stderr_text()
+    assert log.count("category storage unavailable") == 1, log[-3000:]
+    assert log.count("category storage answers again") == 1, log[-3000:]
+
+
+def test_sigterm_finishes_the_request_in_flight(reference_server, tmp_path):
+    database = tmp_path / "drain.sqlite3"
+    key = "drain-key"
+    server = reference_server([f"{key}:enterprise:1000:10000"], database=database)
+    held = HalfSentPost(server.base_url, key, "drained 🛁")
+    wait_until_admitted(server.base_url, key)
+
+    server.process.send_signal(signal.SIGTERM)
+    wait_until_not_answering(server.base_url)
+    # A request that takes a while yet: the stop must wait for it, not cut it off.
+    time.sleep(STILL_IN_FLIGHT_SECONDS)
+    status, body = held.finish()
+
+    assert status == 201, body
+    assert body["name"] == "drained 🛁"
+    server.process.wait(timeout=15)  # it stops by itself once the request is answered
+    restarted = reference_server([f"{key}:enterprise:1000:10000"], database=database)
+    with httpx.Client(base_url=restarted.base_url, timeout=10) as client:
+        assert client.get("/categories", headers=auth(key)).json() == [body]
