@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import socket
+import subprocess
 import time
 
 import httpx
@@ -14,6 +16,8 @@ import httpx
 from tests.servers import rate_limit_headers
 
 DEADLINE_SECONDS = 15.0
+# How long a held request stays unfinished after the stop began (the reference grants 5 s).
+STILL_IN_FLIGHT_SECONDS = 1.0
 
 
 class HalfSentPost:
@@ -69,3 +73,14 @@ def wait_until_not_answering(base_url: str) -> None:
             return
         assert time.monotonic() < deadline, "the server still answers after SIGTERM"
         time.sleep(0.05)
+
+
+def stop_with_request_in_flight(
+    process: subprocess.Popen[str], base_url: str, held: HalfSentPost
+) -> tuple[int, dict]:
+    """SIGTERM the server while `held` is in flight, finish it a moment later; its answer."""
+    process.send_signal(signal.SIGTERM)
+    wait_until_not_answering(base_url)
+    # A request that takes a while yet: the stop must wait for it, not cut it off.
+    time.sleep(STILL_IN_FLIGHT_SECONDS)
+    return held.finish()

@@ -15,7 +15,6 @@ ones until it is restored; the services themselves, shared with others, are neve
 from __future__ import annotations
 
 import secrets
-import signal
 import time
 from collections.abc import Callable, Iterator
 from email.utils import parsedate_to_datetime
@@ -24,7 +23,7 @@ import httpx
 import pytest
 
 from conformance.reference.auth import key_digest
-from tests.inflight import HalfSentPost, wait_until_admitted, wait_until_not_answering
+from tests.inflight import HalfSentPost, stop_with_request_in_flight, wait_until_admitted
 from tests.servers import assert_error, rate_limit_headers
 from tests.services import (
     POSTGRES_ADDRESS,
@@ -36,8 +35,6 @@ from tests.services import (
 from tests.tcp_proxy import TcpProxy
 
 RECOVERY_DEADLINE_SECONDS = 30.0
-# How long a held request stays unfinished after the stop began (the reference grants 5 s).
-STILL_IN_FLIGHT_SECONDS = 1.0
 
 
 def auth(key: str) -> dict[str, str]:
@@ -163,11 +160,7 @@ def test_sigterm_finishes_the_request_in_flight(reference_server, tmp_path):
     held = HalfSentPost(server.base_url, key, "drained 🛁")
     wait_until_admitted(server.base_url, key)
 
-    server.process.send_signal(signal.SIGTERM)
-    wait_until_not_answering(server.base_url)
-    # A request that takes a while yet: the stop must wait for it, not cut it off.
-    time.sleep(STILL_IN_FLIGHT_SECONDS)
-    status, body = held.finish()
+    status, body = stop_with_request_in_flight(server.process, server.base_url, held)
 
     assert status == 201, body
     assert body["name"] == "drained 🛁"
