@@ -131,17 +131,23 @@ def pick_generator(choice: str) -> tuple[str, Generator]:
 # --- servers -----------------------------------------------------------------------------------
 
 
-def setups(folder: Path, postgres_database: str | None) -> list[Setup]:
-    chosen = [Setup("1 worker, memory limits, SQLite in memory", 1, [])]
+SETUP_NAMES = ("memory", "redis", "postgres")
+
+
+def setups(names: list[str], folder: Path, postgres_database: str | None) -> list[Setup]:
+    chosen = []
+    if "memory" in names:
+        chosen.append(Setup("1 worker, memory limits, SQLite in memory", 1, []))
     if not reachable(REDIS_ADDRESS):
         print("Redis is not reachable on {}:{}: two-worker set-ups left out".format(*REDIS_ADDRESS))
         return chosen
     redis = ["--workers", "2", "--rate-limit-storage", REDIS_URL]
-    sqlite_file = str(folder / "bench.sqlite3")
-    chosen.append(
-        Setup("2 workers, Redis limits, SQLite file", 2, [*redis, "--database", sqlite_file])
-    )
-    if postgres_database:
+    if "redis" in names:
+        sqlite_file = str(folder / "bench.sqlite3")
+        chosen.append(
+            Setup("2 workers, Redis limits, SQLite file", 2, [*redis, "--database", sqlite_file])
+        )
+    if "postgres" in names and postgres_database:
         url = postgres_url(postgres_database)
         chosen.append(Setup("2 workers, Redis limits, PostgreSQL", 2, [*redis, "--database", url]))
     return chosen
@@ -161,7 +167,10 @@ def stop(setup: Setup) -> None:
 
 
 @contextlib.contextmanager
-def postgres_for_bench() -> Iterator[str | None]:
+def postgres_for_bench(wanted: bool) -> Iterator[str | None]:
+    if not wanted:
+        yield None
+        return
     if not reachable(POSTGRES_ADDRESS):
         print("PostgreSQL is not reachable on {}:{}: its set-up left out".format(*POSTGRES_ADDRESS))
         yield None
@@ -242,7 +251,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="measurements per server")
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections")
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto")
+    parser.add_argument(
+        "--setups",
+        default=",".join(SETUP_NAMES),
+        help="which set-ups, comma-separated: memory (1 worker), redis (2 workers, SQLite "
+        "file), postgres (2 workers, PostgreSQL); default all",
+    )
     options = parser.parse_args(argv)
+    names = [name.strip() for name in options.setups.split(",")]
+    if not names or set(names) - set(SETUP_NAMES):
+        parser.error(f"--setups takes some of {', '.join(SETUP_NAMES)}")
 
     generator_name, generator = pick_generator(options.generator)
     key = "bench-" + secrets.token_hex(16)
@@ -253,8 +271,11 @@ def main(argv: list[str] | None = None) -> int:
         f"GET /v1{PATH}, {options.rounds} rounds of {options.seconds:g} s per server; "
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start"
     )
-    with tempfile.TemporaryDirectory(prefix="psc-bench-") as folder, postgres_for_bench() as pg:
-        chosen = setups(Path(folder), pg)
+    with (
+        tempfile.TemporaryDirectory(prefix="psc-bench-") as folder,
+        postgres_for_bench("postgres" in names) as pg,
+    ):
+        chosen = setups(names, Path(folder), pg)
         try:
             for setup in chosen:
                 start(setup, key_spec)
