@@ -1,9 +1,13 @@
 """Request limits per caller, with the `limits` library's fixed windows.
 
-Every request counts once against two windows of its caller: a minute and a day (1440
-minutes), both `minute_seconds` long per minute (60 in production, shorter in tests). A
-request is served only when both windows have room; a refused request consumes nothing
-(with memory storage; with Redis a request refused in a race may still be counted).
+Every request counts against two windows of its caller: a minute and a day (1440 minutes),
+both `minute_seconds` long per minute (60 in production, shorter in tests). It is counted
+against its minute first and, only if the minute had room, against its day; it is served when
+both had room. So a request refused by its minute costs its day nothing, and one refused by
+its day takes a place in a minute that cannot serve anybody while the day is spent (should
+the day end within that minute, the minute refuses a little more than it must, never less).
+Counting first and judging by the count is atomic in every storage, so exactly the limit is
+served however many requests arrive at once, across workers and instances sharing Redis.
 Callers with a valid key are counted per key, with their plan's figures; everybody else is
 counted per client address with the free plan's figures.
 
@@ -210,13 +214,7 @@ class RequestLimits:
         return counters
 
     async def admit(self, caller: Caller) -> Decision:
-        """Count the request if both windows have room; say what to answer.
-
-        With memory storage no call below suspends, so the test-then-count of one request is
-        never interleaved with another's: exactly the limit is admitted, however many arrive
-        at once. With Redis each count is atomic and its result decides, which admits exactly
-        the limit too; only a request refused in a race is counted.
-        """
+        """Count the request against its windows; say what to answer (see the module's doc)."""
         storage = self.storage
         counters = self._counters_of(caller)
         now = time.time()
@@ -225,13 +223,13 @@ class RequestLimits:
             return await self._banned(caller, counters, now)
 
         minute, day = counters.minute, counters.day
-        used_minute = await storage.get(counters.minute_key)
-        used_day = await storage.get(counters.day_key)
-        allowed = used_minute < minute.amount and used_day < day.amount
-        if allowed:
-            used_minute = await storage.incr(counters.minute_key, minute.get_expiry())
+        used_minute = await storage.incr(counters.minute_key, minute.get_expiry())
+        if used_minute <= minute.amount:
             used_day = await storage.incr(counters.day_key, day.get_expiry())
-            allowed = used_minute <= minute.amount and used_day <= day.amount
+            allowed = used_day <= day.amount
+        else:
+            used_day = await storage.get(counters.day_key)  # for the headers: is it spent too?
+            allowed = False
         limit, remaining, reset_at = await self._most_constraining(
             [
                 _WindowState(
