@@ -132,9 +132,10 @@ _MAX_CACHED_CALLERS = 4096
 class RequestLimits:
     """The limits, counted in a `limits` storage with its fixed windows.
 
-    The storage's own calls (`get`, `incr` with the window's expiry, `get_expiry`) are used
-    rather than `FixedWindowRateLimiter`'s, whose `hit` does not say the count it reached: that
-    cost four more storage calls (four more Redis round trips) per request for the headers.
+    The storage's own calls (`incr` with the window's expiry, `get`, `get_expiry`) are used
+    rather than `FixedWindowRateLimiter`'s `test`, `hit` and `get_window_stats`: `hit` does not
+    say the count it reached, and with them a served request took nine storage calls (nine
+    Redis round trips) instead of four.
     """
 
     def __init__(self, storage: str, minute_seconds: int) -> None:
