@@ -283,8 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             for setup in chosen:
                 stop(setup)
-    if reachable(REDIS_ADDRESS):
-        forget_redis_keys(key_digest(key))  # the counters of this run's key, nobody else's
+            if any(setup.workers > 1 for setup in chosen):
+                forget_redis_keys(key_digest(key))  # this run's counters, nobody else's
     print_report(chosen)
     print(
         f"load average {os.getloadavg()[0]:.2f} at the end; "
