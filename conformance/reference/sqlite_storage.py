@@ -1,6 +1,13 @@
 """Categories in SQLite (stdlib `sqlite3`): in memory, or in a file that survives a restart.
 
-One connection, in autocommit mode (an INSERT is committed when it returns), guarded by a lock.
+Statements run in autocommit mode: an INSERT is committed when it returns.
+
+Reads run at once on the event loop: a hop to a worker thread and back cost more than the query
+(it was most of a GET's time). In memory the data is in this process; a file is put in WAL
+mode, where a reader never waits for a writer, and read on a connection of its own. Writes to a
+file may wait for another process's write lock (up to 10 s), so they run in a worker thread, on
+the writing connection, under a lock. A file that cannot be put in WAL mode (some network file
+systems) is read in a worker thread too.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ CREATE TABLE IF NOT EXISTS categories (
     description BLOB
 )
 """
+BUSY_TIMEOUT_SECONDS = 10
 
 T = TypeVar("T")
 
@@ -34,69 +42,80 @@ T = TypeVar("T")
 class SqliteCategoryStore:
     def __init__(self, path: str | None = None) -> None:
         self.path = path  # None: in memory
-        self._lock = threading.Lock()
-        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # the writer's, when worker threads use it
+        self._writer: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None  # the event loop's; None: read in a thread
 
     async def open(self) -> None:
-        await self._run(self._open)
+        self._call(self._open)
 
     async def list(self) -> list[Category]:
-        return await self._run(self._list)
+        if self._reader is not None:
+            return self._call(_select, self._reader)
+        return await run_in_threadpool(self._call, self._locked, _select)
 
     async def create(self, name: str, description: str | None) -> Category:
-        return await self._run(self._create, name, description)
+        if self.path is None:
+            new_id = self._call(_insert, self._opened(), name, description)
+        else:
+            new_id = await run_in_threadpool(self._call, self._locked, _insert, name, description)
+        return new_category(new_id, name, description)
 
     async def close(self) -> None:
-        await self._run(self._close)
+        self._call(self._close)
 
-    async def _run(self, function: Callable[..., T], *args: object) -> T:
-        """In memory, at once on the event loop: the data is in this process's memory, and a
-        hop to a worker thread and back cost more than the query (it was most of a GET's time).
-        A file may wait for the disk or for another process's lock: in a worker thread."""
+    def _call(self, function: Callable[..., T], *args: object) -> T:
         try:
-            if self.path is None:
-                return function(*args)
-            return await run_in_threadpool(function, *args)
+            return function(*args)
         except sqlite3.Error as exc:
             raise DatabaseUnavailable(f"SQLite database {self.path!r}: {exc}") from None
 
+    def _locked(self, function: Callable[..., T], *args: object) -> T:
+        with self._lock:
+            return function(self._opened(), *args)
+
     def _open(self) -> None:
-        connection = sqlite3.connect(
-            self.path or ":memory:", check_same_thread=False, isolation_level=None, timeout=10
-        )
+        writer = _connect(self.path or ":memory:")
         try:
-            connection.execute(_SCHEMA)
+            writer.execute(_SCHEMA)
+            if self.path is None:
+                self._writer = self._reader = writer
+                return
+            mode = writer.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            self._reader = _connect(self.path) if mode == "wal" else None
         except sqlite3.Error:
-            connection.close()
+            writer.close()
             raise
-        self._connection = connection
-
-    def _list(self) -> list[Category]:
-        with self._lock:
-            rows = (
-                self._opened()
-                .execute("SELECT id, name, description FROM categories ORDER BY id")
-                .fetchall()
-            )
-        return [category_from_row(*row) for row in rows]
-
-    def _create(self, name: str, description: str | None) -> Category:
-        with self._lock:
-            cursor = self._opened().execute(
-                "INSERT INTO categories (name, description) VALUES (?, ?)",
-                (encode_text(name), encode_text(description)),
-            )
-            new_id = cursor.lastrowid
-        assert new_id is not None
-        return new_category(new_id, name, description)
+        self._writer = writer
 
     def _close(self) -> None:
         with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+            for connection in (self._reader, self._writer):
+                if connection is not None:
+                    connection.close()  # in memory both are one: a second close does nothing
+            self._reader = self._writer = None
 
     def _opened(self) -> sqlite3.Connection:
-        if self._connection is None:
+        if self._writer is None:
             raise RuntimeError("SqliteCategoryStore.open() was not called")
-        return self._connection
+        return self._writer
+
+
+def _connect(database: str) -> sqlite3.Connection:
+    return sqlite3.connect(
+        database, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
+    )
+
+
+def _select(connection: sqlite3.Connection) -> list[Category]:
+    rows = connection.execute("SELECT id, name, description FROM categories ORDER BY id")
+    return [category_from_row(*row) for row in rows.fetchall()]
+
+
+def _insert(connection: sqlite3.Connection, name: str, description: str | None) -> int:
+    cursor = connection.execute(
+        "INSERT INTO categories (name, description) VALUES (?, ?)",
+        (encode_text(name), encode_text(description)),
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
