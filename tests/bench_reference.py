@@ -16,6 +16,11 @@ the key of an enterprise plan too large to refuse anything. Set-ups:
 The load comes from `wrk` (one thread) when it is installed, else from `tests/loadgen.py`, in
 a process of its own either way; the output says which. Nothing is asserted: the figures
 depend on the machine.
+
+With two workers on two cores shared with the load generator, a keep-alive connection stays
+with the worker that accepted it, and one worker often accepts most of them (uvicorn's workers
+share one listening socket): those set-ups show what Redis and the databases cost per request,
+for both servers alike, more than how far workers scale.
 """
 
 from __future__ import annotations
