@@ -9,11 +9,13 @@ it is told to stop with requests in flight.
 - SIGTERM: requests in flight are finished and answered before the process exits.
 
 Redis and PostgreSQL "go away" behind a TCP proxy that drops every connection and refuses new
-ones until it is restored; the services themselves, shared with others, are never touched.
+ones until it is restored; the services themselves, shared with others, are never touched. A
+Redis crash is a private redis-server, killed and started again.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +26,7 @@ import pytest
 
 from conformance.reference.auth import key_digest
 from tests.inflight import HalfSentPost, stop_with_request_in_flight, wait_until_admitted
+from tests.private_redis import PrivateRedis
 from tests.servers import assert_error, rate_limit_headers
 from tests.services import (
     POSTGRES_ADDRESS,
@@ -113,6 +116,45 @@ def test_redis_away_fails_closed_and_resumes_without_a_restart(reference_server,
     log = server.stderr_text()
     assert log.count("rate-limit storage unavailable") == 1, log[-3000:]
     assert log.count("rate-limit storage answers again") == 1, log[-3000:]
+
+
+@pytest.fixture
+def private_redis(tmp_path) -> Iterator[PrivateRedis]:
+    try:
+        redis_server = PrivateRedis(tmp_path)
+    except FileNotFoundError as exc:  # like the shared services: required in CI
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{exc}, and CI=true requires it", pytrace=False)
+        pytest.skip(str(exc))
+    with redis_server:
+        yield redis_server
+
+
+def test_a_redis_that_crashes_and_restarts_is_used_again(reference_server, private_redis):
+    """A real crash, not a cut: the restarted Redis has lost its loaded scripts and its
+    connections, and must be taken up again all the same; with persistence, no count is lost."""
+    key, limit = "crash-key", 6
+    server = reference_server(
+        [f"{key}:enterprise:{limit}:1000"],
+        minute_seconds=600,
+        rate_limit_storage=private_redis.url,
+    )
+    with httpx.Client(base_url=server.base_url, timeout=10) as client:
+        for _ in range(2):
+            assert client.get("/categories", headers=auth(key)).status_code == 200
+        private_redis.kill()
+        refused = client.get("/categories", headers=auth(key))
+        assert_refused_with_headers(refused, "limits_unavailable")
+        private_redis.start()
+        first = poll_until_served(
+            lambda: client.get("/categories", headers=auth(key)), "limits_unavailable"
+        )
+        assert rate_limit_headers(first)[1] == limit - 3
+        served = 3
+        while (response := client.get("/categories", headers=auth(key))).is_success:
+            served += 1
+        assert response.status_code == 429
+    assert served == limit
 
 
 @pytest.mark.postgres
