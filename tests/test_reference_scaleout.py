@@ -81,12 +81,15 @@ def instances() -> Iterator[tuple[ReferenceProcess, ReferenceProcess]]:
         args = scaled_out_args(postgres_url(name), KEY_SPECS)
         # Both at once on the empty database: the schema is made once, under a lock.
         with ThreadPoolExecutor(2) as pool:
-            first, second = pool.map(lambda _: start_reference(args), range(2))
+            starts = [pool.submit(start_reference, args) for _ in range(2)]
+        started = [start.result() for start in starts if start.exception() is None]
         try:
-            yield first, second
+            for start in starts:
+                start.result()  # raises why an instance did not start
+            yield started[0], started[1]
         finally:
-            first.stop()
-            second.stop()
+            for instance in started:
+                instance.stop()
             for spec in KEY_SPECS:
                 forget_redis_keys(key_digest(spec.split(":")[0]))
 
