@@ -21,6 +21,10 @@ With two workers on two cores shared with the load generator, a keep-alive conne
 with the worker that accepted it, and one worker often accepts most of them (uvicorn's workers
 share one listening socket): those set-ups show what Redis and the databases cost per request,
 for both servers alike, more than how far workers scale.
+
+To see where a request's time goes, sample a reference under load with py-spy (from PyPI):
+`py-spy record --gil -p PID -d 8 -f raw -o profile.txt` while `wrk -t1 -c32 -d10s -H
+"Authorization: Bearer KEY" URL/v1/categories` runs (with workers: the busiest child's PID).
 """
 
 from __future__ import annotations
