@@ -1,6 +1,6 @@
 """How fast the reference serves, against a bare Starlette app on the same server settings.
 
-    python -m tests.bench_reference [--seconds 5] [--rounds 3] [--connections 32]
+    python -m tests.bench_reference [--seconds 4] [--rounds 5] [--connections 32]
                                     [--generator auto|wrk|python]
 
 Every figure is measured in this run, on this machine: the reference and the yardstick (a
@@ -256,8 +256,8 @@ def print_report(setups_: list[Setup]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench_reference", description=__doc__)
-    parser.add_argument("--seconds", type=float, default=5.0, help="length of one measurement")
-    parser.add_argument("--rounds", type=int, default=3, help="measurements per server")
+    parser.add_argument("--seconds", type=float, default=4.0, help="length of one measurement")
+    parser.add_argument("--rounds", type=int, default=5, help="measurements per server")
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections")
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument(
