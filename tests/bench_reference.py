@@ -1,7 +1,7 @@
 """How fast the reference serves, against a bare Starlette app on the same server settings.
 
     python -m tests.bench_reference [--seconds 4] [--rounds 5] [--connections 32]
-                                    [--generator auto|wrk|python]
+                                    [--generator auto|wrk|python] [--setups memory,redis,postgres]
 
 Every figure is measured in this run, on this machine: the reference and the yardstick (a
 Starlette app that answers `[]`, served by the same code, `tests/bare_app.py`) are measured in
