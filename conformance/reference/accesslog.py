@@ -10,6 +10,7 @@ the reference's own time per request.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 
@@ -51,9 +52,12 @@ class AccessLogMiddleware:
             client = scope.get("client")
             raw_path = scope.get("raw_path")
             path = raw_path.decode("latin-1") if raw_path else scope.get("path", "")
-            sys.stderr.write(
+            line = (
                 f"{PREFIX}{client[0] if client else '-'} "
                 f"{_printable(scope.get('method', '-'), 20)} {_printable(path)} "
                 f"{status or '-'} caller={caller.log_label if caller else '-'} "
                 f"{(time.perf_counter() - started) * 1000:.1f}ms\n"
             )
+            # A server whose stderr is gone (a closed pipe) goes on serving, as with logging.
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(line)
