@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
 from tests.browser import chromium_path
 from tests.servers import ReferenceProcess, reference_args, start_reference
+from tests.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
 
-REDIS_ADDRESS = ("127.0.0.1", 6379)
-
-
-def _redis_reachable() -> bool:
-    try:
-        with socket.create_connection(REDIS_ADDRESS, timeout=0.5):
-            return True
-    except OSError:
-        return False
+SERVICES = {"redis": ("Redis", REDIS_ADDRESS), "postgres": ("PostgreSQL", POSTGRES_ADDRESS)}
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    # Redis and Chromium tests skip on a laptop without them, but CI promises both: there they
-    # fail (.ci/run installs Chromium).
-    if item.get_closest_marker("redis") and not _redis_reachable():
-        _missing("Redis is not reachable on {}:{}".format(*REDIS_ADDRESS))
+    # Tests of a service or of the browser skip on a laptop without it, but CI promises them
+    # all: there they fail (.ci/run installs Chromium).
+    for marker, (name, address) in SERVICES.items():
+        if item.get_closest_marker(marker) and not reachable(address):
+            _missing("{} is not reachable on {}:{}".format(name, *address))
     if item.get_closest_marker("browser") and chromium_path() is None:
         _missing("Chromium is not installed (apt-get install chromium)")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 
 ANNOUNCEMENT = re.compile(r"^petstore-reference listening on (http://\S+/v1)$")
+ANY_ANNOUNCEMENT = re.compile(r"^[\w-]+ listening on (http://\S+/v1)$")
 STARTUP_TIMEOUT = 20.0
 
 
@@ -73,11 +74,20 @@ class ReferenceProcess:
 
 def start_reference(args: Sequence[str], env: dict[str, str] | None = None) -> ReferenceProcess:
     """Run `petstore-reference ARGS` (with `--port 0`) and wait for its announcement line."""
+    return start_server(reference_command(args), ANNOUNCEMENT, env)
+
+
+def start_server(
+    command: Sequence[str],
+    announcement: re.Pattern[str] = ANY_ANNOUNCEMENT,
+    env: dict[str, str] | None = None,
+) -> ReferenceProcess:
+    """Run a server that announces `NAME listening on URL` first on stdout; wait for it."""
     stderr_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the process
         prefix="petstore-reference-", suffix=".log", delete=False
     )
     process = subprocess.Popen(
-        reference_command(args),
+        command,
         stdout=subprocess.PIPE,
         stderr=stderr_file,
         stdin=subprocess.DEVNULL,
@@ -99,7 +109,7 @@ def start_reference(args: Sequence[str], env: dict[str, str] | None = None) -> R
             process.wait()
             log = Path(stderr_file.name).read_text(errors="replace")
             raise ReferenceDidNotStart(f"exited with {process.returncode}: {log[-2000:]}")
-        match = ANNOUNCEMENT.match(line.rstrip("\n"))
+        match = announcement.match(line.rstrip("\n"))
         if match:
             return ReferenceProcess(match.group(1), process, Path(stderr_file.name))
         raise ReferenceDidNotStart(f"unexpected first line on stdout: {line!r}")

@@ -43,3 +43,20 @@ def test_restart_with_the_same_database_keeps_categories(reference_server, tmp_p
         assert client.get("/categories", headers=AUTH).json() == [created]
         again = client.post("/categories", json={"name": "next"}, headers=AUTH).json()
     assert again["id"] != created["id"]
+
+
+def test_workers_sharing_a_sqlite_file_list_every_category(reference_server, tmp_path):
+    # Each request on a new connection, so that both workers take some: each reads the file on
+    # a connection of its own and must see what the other one wrote.
+    server = reference_server(
+        [f"{KEY}:pro"], database=tmp_path / "shared.sqlite3", extra=["--workers", "2"]
+    )
+    created = []
+    for n in range(8):
+        response = httpx.post(
+            f"{server.base_url}/categories", json={"name": f"shared {n}"}, headers=AUTH
+        )
+        assert response.status_code == 201, response.text
+        created.append(response.json())
+        listings = [httpx.get(f"{server.base_url}/categories", headers=AUTH) for _ in range(3)]
+        assert all(listing.json() == created for listing in listings)

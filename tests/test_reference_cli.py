@@ -23,6 +23,14 @@ from tests.servers import reference_args, run_reference_cli, start_reference
         (["--port", "0", "--keys-file", "/nonexistent/keys.txt"], "keys-file"),
         (["--port", "0", "--key", "k:free", "--rate-limit-storage", "mongodb://x"], "storage"),
         (["--port", "0", "--key", "k:free", "--database", "/nonexistent/dir/db"], "database"),
+        (
+            ["--port", "0", "--key", "k:free", "--database", "postgresql://u@127.0.0.1:1/db"],
+            "refused",
+        ),
+        (
+            ["--port", "0", "--key", "k:free", "--database", "postgresql://u:pw@[::1/db"],
+            "not a Post",
+        ),
         (["--port", "0", "--key", "k:free", "--workers", "2"], "--database"),
         (["--port", "0", "--key", "k:free", "--no-such-option"], "unrecognized"),
     ],
@@ -35,6 +43,14 @@ def test_bad_options_exit_2_with_one_line(args, mentions):
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert mentions in lines[0], lines[0]
+
+
+def test_database_errors_do_not_print_the_password():
+    url = "postgresql://user:s3cr3t-pw@127.0.0.1:1/db"
+    result = run_reference_cli(["--port", "0", "--key", "k:free", "--database", url])
+    assert result.returncode == 2
+    assert "s3cr3t-pw" not in result.stderr
+    assert "postgresql://user:***@127.0.0.1:1/db" in result.stderr
 
 
 def test_key_spec_errors_do_not_print_the_key():

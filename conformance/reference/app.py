@@ -22,9 +22,10 @@ from conformance.reference.categories import categories_endpoint
 from conformance.reference.errors import ROUTING_CODES, ApiError, error_response
 from conformance.reference.limiting import RequestLimits
 from conformance.reference.middleware import RateLimitMiddleware
+from conformance.reference.outages import OutageLog
 from conformance.reference.pets import get_pet, list_orders
 from conformance.reference.plans import Plan
-from conformance.reference.storage import CategoryStore
+from conformance.reference.storage import category_store
 
 logger = logging.getLogger("petstore.reference")
 
@@ -87,17 +88,19 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(500, "internal_error", "The server failed to answer this request.")
 
 
-def create_app(settings: Settings) -> ASGIApp:
-    categories = CategoryStore(settings.database)
+def create_app(settings: Settings, *, access_log: bool = True) -> ASGIApp:
+    """The application; `access_log=False` leaves out the line per request on stderr."""
+    categories = category_store(settings.database)
     limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await limits.open()
+        await categories.open()
         try:
             yield
         finally:
-            categories.close()
+            await categories.close()
 
     api = Starlette(
         routes=[
@@ -118,7 +121,9 @@ def create_app(settings: Settings) -> ASGIApp:
         lifespan=lifespan,
     )
     api.state.categories = categories
-    return AccessLogMiddleware(RateLimitMiddleware(api, settings.keys, limits))
+    api.state.category_outage = OutageLog("category storage")
+    limited = RateLimitMiddleware(api, settings.keys, limits)
+    return AccessLogMiddleware(limited) if access_log else limited
 
 
 def create_app_from_environment() -> ASGIApp:

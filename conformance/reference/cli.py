@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import os
 import re
-import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -22,7 +21,7 @@ from conformance.reference.auth import KeyRing
 from conformance.reference.limiting import RequestLimits, StorageUnavailable, storage_uri
 from conformance.reference.plans import KeySpecError, parse_key_spec
 from conformance.reference.serve import bind_socket, serve, serve_workers, write_line
-from conformance.reference.storage import CategoryStore
+from conformance.reference.storage import DatabaseUnavailable, category_store
 
 PROG = "petstore-reference"
 KEYS_ENVIRONMENT_VARIABLE = "PETSTORE_REFERENCE_KEYS"
@@ -72,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--database",
-        metavar="PATH",
-        help="SQLite file for categories (also sqlite:///PATH); kept in memory when absent",
+        metavar="PATH_OR_URL",
+        help="where categories are kept: a SQLite file (also sqlite:///PATH), or "
+        "postgresql://USER@HOST:PORT/DB to share them between instances; in memory when absent",
     )
     parser.add_argument(
         "--key",
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="uvicorn worker processes (default 1). With more than one, each worker keeps its "
         "own memory:// rate-limit counters, so limits are exact across workers only with "
-        "--rate-limit-storage redis://HOST:PORT; --database FILE is then required too",
+        "--rate-limit-storage redis://HOST:PORT; --database is then required too",
     )
     parser.add_argument(
         "--rate-limit-storage",
@@ -138,19 +138,16 @@ def _key_specs(options: argparse.Namespace) -> list[str]:
     return [spec for spec in specs if spec]
 
 
-def _database(option: str | None) -> str | None:
-    if option is None:
-        return None
-    path = option.removeprefix("sqlite:///") if option.startswith("sqlite:///") else option
-    try:
-        CategoryStore(path).close()
-    except sqlite3.Error as exc:
-        raise UsageError(f"cannot open --database {option!r}: {exc}") from None
-    return path
-
-
 async def _check_storage(uri: str, minute_seconds: int) -> None:
     await RequestLimits(uri, minute_seconds).open()
+
+
+async def _check_database(database: str | None) -> None:
+    """Open the database once before serving: a bad one is a usage error, and its schema is
+    created here, before any worker needs it."""
+    store = category_store(database)
+    await store.open()
+    await store.close()
 
 
 def settings_from(options: argparse.Namespace) -> Settings:
@@ -168,11 +165,13 @@ def settings_from(options: argparse.Namespace) -> Settings:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if options.workers > 1 and not options.database:
-        raise UsageError("--workers above 1 needs --database FILE (memory is per worker)")
+        raise UsageError(
+            "--workers above 1 needs --database FILE or postgresql://… (memory is per worker)"
+        )
     return Settings(
         keys=keys,
         minute_seconds=options.minute_seconds,
-        database=_database(options.database),
+        database=options.database,
         rate_limit_storage=options.rate_limit_storage,
     )
 
@@ -185,6 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             asyncio.run(_check_storage(settings.rate_limit_storage, settings.minute_seconds))
         except StorageUnavailable as exc:
             raise UsageError(f"rate-limit storage unavailable: {exc}") from None
+        try:
+            asyncio.run(_check_database(settings.database))
+        except DatabaseUnavailable as exc:
+            raise UsageError(f"cannot open --database: {exc}") from None
         try:
             sock = bind_socket(options.host, options.port)
         except OSError as exc:

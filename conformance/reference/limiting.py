@@ -1,9 +1,13 @@
 """Request limits per caller, with the `limits` library's fixed windows.
 
-Every request counts once against two windows of its caller: a minute and a day (1440
-minutes), both `minute_seconds` long per minute (60 in production, shorter in tests). A
-request is served only when both windows have room; a refused request consumes nothing
-(with memory storage; with Redis a request refused in a race may still be counted).
+Every request counts against two windows of its caller: a minute and a day (1440 minutes),
+both `minute_seconds` long per minute (60 in production, shorter in tests). It is counted
+against its minute first and, only if the minute had room, against its day; it is served when
+both had room. So a request refused by its minute costs its day nothing, and one refused by
+its day takes a place in a minute that cannot serve anybody while the day is spent (should
+the day end within that minute, the minute refuses a little more than it must, never less).
+Counting first and judging by the count is atomic in every storage, so exactly the limit is
+served however many requests arrive at once, across workers and instances sharing Redis.
 Callers with a valid key are counted per key, with their plan's figures; everybody else is
 counted per client address with the free plan's figures.
 
@@ -18,7 +22,8 @@ The ban (rule 5 of the interface's Limits section), exactly:
   first strike. The strike that makes more than 10 in that window (the 11th) bans the key.
 - A ban lasts 10 minutes (600 s in production, `10 * minute_seconds` in general). The request
   that earned it and every request during it are answered 429 `key_banned`, with
-  `Retry-After` the seconds until the ban ends and `X-RateLimit-Reset` its end; requests
+  `Retry-After` the seconds until the ban ends, `X-RateLimit-Reset` its end and
+  `X-RateLimit-Limit` the per-minute figure; requests
   during a ban count against nothing, and the key's windows keep running.
 - Callers without a valid key are never banned; they only see 429 `rate_limited`.
 """
@@ -28,9 +33,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from limits import RateLimitItem, RateLimitItemPerSecond
-from limits.aio.strategies import FixedWindowRateLimiter
+from limits.aio.storage import Storage
 from limits.storage import storage_from_string
 
 from conformance.reference.auth import Caller
@@ -39,6 +45,12 @@ from conformance.reference.plans import Plan
 STRIKES_BEFORE_BAN = 10
 BAN_MINUTES = 10
 MINUTES_PER_DAY = 1440
+# What a caller is told to wait when the counts cannot be kept: short, as an outage may end any
+# moment, and clients back off further on their own.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 1
+# A Redis that does not answer within this long is taken for gone; Redis answers in
+# milliseconds, so only an outage makes a request wait this long.
+REDIS_TIMEOUT_SECONDS = 2
 
 
 class StorageUnavailable(Exception):
@@ -65,7 +77,7 @@ class Decision:
     remaining: int
     reset: int  # Unix time, whole seconds, rounded up
     retry_after: int | None = None  # seconds; set on refusals
-    code: str | None = None  # "rate_limited" or "key_banned" on refusals
+    code: str | None = None  # "rate_limited", "key_banned" or "limits_unavailable" on refusals
 
     def headers(self) -> dict[str, str]:
         headers = {
@@ -78,120 +90,198 @@ class Decision:
         return headers
 
 
+def limits_unavailable(plan: Plan, now: float) -> Decision:
+    """The answer while the rate-limit storage does not answer: fail closed, as a request that
+    cannot be counted could be one over the limit. The headers the document owes on every
+    response still come: the per-minute figure, nothing remaining, and, as the reset, the
+    moment worth asking again."""
+    retry_after = UNAVAILABLE_RETRY_AFTER_SECONDS
+    return Decision(
+        False,
+        plan.per_minute,
+        0,
+        _whole_seconds_up(now + retry_after),
+        retry_after=retry_after,
+        code="limits_unavailable",
+    )
+
+
+@dataclass(frozen=True)
+class _Counters:
+    """One caller's windows under one plan, with their storage keys (made once, not per request)."""
+
+    minute: RateLimitItem
+    day: RateLimitItem
+    minute_key: str
+    day_key: str
+    strikes_key: str
+    ban_key: str
+
+
 @dataclass(frozen=True)
 class _WindowState:
     limit: int
     remaining: int
-    reset_at: float
+    key: str
+
+
+# Bounds the memory the key cache may take: anonymous callers are one entry per address.
+_MAX_CACHED_CALLERS = 4096
 
 
 class RequestLimits:
+    """The limits, counted in a `limits` storage with its fixed windows.
+
+    The storage's own calls (`incr` with the window's expiry, `get`, `get_expiry`) are used
+    rather than `FixedWindowRateLimiter`'s `test`, `hit` and `get_window_stats`: `hit` does not
+    say the count it reached, and with them a served request took nine storage calls (nine
+    Redis round trips) instead of four.
+    """
+
     def __init__(self, storage: str, minute_seconds: int) -> None:
         if minute_seconds < 1 or int(minute_seconds) != minute_seconds:
             raise ValueError("minute_seconds must be a whole number of seconds, at least 1")
         self.storage_uri = storage_uri(storage)
         self.minute_seconds = int(minute_seconds)
-        self._limiter: FixedWindowRateLimiter | None = None
+        self._storage: Storage | None = None
         self._strikes = RateLimitItemPerSecond(
             STRIKES_BEFORE_BAN, self.minute_seconds, namespace="petstore-strikes"
         )
         self._ban = RateLimitItemPerSecond(
             1, BAN_MINUTES * self.minute_seconds, namespace="petstore-ban"
         )
-
-    @property
-    def exact_under_concurrency(self) -> bool:
-        return self.storage_uri.startswith("async+memory")
+        self._counters: dict[tuple[str, Plan], _Counters] = {}
 
     async def open(self) -> None:
         """Connect the storage; called at application start-up, inside its event loop."""
-        options = {"implementation": "redispy"} if "redis" in self.storage_uri else {}
-        storage = storage_from_string(self.storage_uri, **options)
+        storage = storage_from_string(self.storage_uri, **self._storage_options())
         try:
             healthy = await storage.check()
         except Exception as exc:  # any driver error means the same to the operator
             raise StorageUnavailable(f"{self.storage_uri}: {exc}") from exc
         if not healthy:
             raise StorageUnavailable(f"{self.storage_uri} does not answer")
-        self._limiter = FixedWindowRateLimiter(storage)
+        self._storage = storage
+
+    def _storage_options(self) -> dict[str, Any]:
+        if "redis" not in self.storage_uri:
+            return {}
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
+        return {
+            "implementation": "redispy",
+            "socket_timeout": REDIS_TIMEOUT_SECONDS,
+            "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+            # No retries: a retried INCR whose answer was lost would count a request twice,
+            # and retries with back-off would hold every request of an outage for seconds.
+            # The pool itself replaces a connection that broke while Redis was away.
+            "retry": Retry(NoBackoff(), 0),
+        }
 
     @property
-    def limiter(self) -> FixedWindowRateLimiter:
-        if self._limiter is None:
-            raise RuntimeError("RequestLimits.open() was not called")
-        return self._limiter
+    def storage_errors(self) -> type[Exception] | tuple[type[Exception], ...]:
+        """What the storage's driver raises when the storage does not answer."""
+        return self.storage.base_exceptions
 
-    def _windows(self, plan: Plan) -> tuple[RateLimitItem, RateLimitItem]:
-        minute = RateLimitItemPerSecond(
-            plan.per_minute, self.minute_seconds, namespace="petstore-minute"
-        )
-        day = RateLimitItemPerSecond(
-            plan.per_day, MINUTES_PER_DAY * self.minute_seconds, namespace="petstore-day"
-        )
-        return minute, day
+    @property
+    def storage(self) -> Storage:
+        if self._storage is None:
+            raise RuntimeError("RequestLimits.open() was not called")
+        return self._storage
+
+    def _counters_of(self, caller: Caller) -> _Counters:
+        cache_key = (caller.identity, caller.plan)
+        counters = self._counters.get(cache_key)
+        if counters is None:
+            if len(self._counters) >= _MAX_CACHED_CALLERS:
+                self._counters.clear()
+            ident, plan = caller.identity, caller.plan
+            minute = RateLimitItemPerSecond(
+                plan.per_minute, self.minute_seconds, namespace="petstore-minute"
+            )
+            day = RateLimitItemPerSecond(
+                plan.per_day, MINUTES_PER_DAY * self.minute_seconds, namespace="petstore-day"
+            )
+            counters = _Counters(
+                minute,
+                day,
+                minute.key_for(ident),
+                day.key_for(ident),
+                self._strikes.key_for(ident),
+                self._ban.key_for(ident),
+            )
+            self._counters[cache_key] = counters
+        return counters
 
     async def admit(self, caller: Caller) -> Decision:
-        """Count the request if both windows have room; say what to answer.
-
-        With memory storage no call below suspends, so the test-then-hit of one request is
-        never interleaved with another's: exactly the limit is admitted, however many arrive
-        at once. With Redis each hit is atomic and its result decides, which admits exactly
-        the limit too; only a request refused in a race is counted.
-        """
-        limiter = self.limiter
-        ident = caller.identity
+        """Count the request against its windows; say what to answer (see the module's doc)."""
+        storage = self.storage
+        counters = self._counters_of(caller)
         now = time.time()
-        minute, day = self._windows(caller.plan)
 
-        if caller.authenticated and not await limiter.test(self._ban, ident):
-            ban = await limiter.get_window_stats(self._ban, ident)
-            return await self._refusal(caller, ban.reset_time, "key_banned", now)
+        if caller.authenticated and await storage.get(counters.ban_key) >= 1:
+            return await self._banned(caller, counters, now)
 
-        allowed = await limiter.test(minute, ident) and await limiter.test(day, ident)
+        minute, day = counters.minute, counters.day
+        used_minute = await storage.incr(counters.minute_key, minute.get_expiry())
+        if used_minute <= minute.amount:
+            used_day = await storage.incr(counters.day_key, day.get_expiry())
+            allowed = used_day <= day.amount
+        else:
+            used_day = await storage.get(counters.day_key)  # for the headers: is it spent too?
+            allowed = False
+        limit, remaining, reset_at = await self._most_constraining(
+            [
+                _WindowState(
+                    minute.amount, max(0, minute.amount - used_minute), counters.minute_key
+                ),
+                _WindowState(day.amount, max(0, day.amount - used_day), counters.day_key),
+            ]
+        )
         if allowed:
-            hit_minute = await limiter.hit(minute, ident)
-            hit_day = await limiter.hit(day, ident)
-            allowed = hit_minute and hit_day
-        states = [await self._state(item, ident) for item in (minute, day)]
-        shown = _most_constraining(states)
-        if allowed:
-            return Decision(True, shown.limit, shown.remaining, _whole_seconds_up(shown.reset_at))
+            return Decision(True, limit, remaining, _whole_seconds_up(reset_at))
 
-        if caller.authenticated and not await limiter.hit(self._strikes, ident):
-            await limiter.hit(self._ban, ident)
-            ban = await limiter.get_window_stats(self._ban, ident)
-            return await self._refusal(caller, ban.reset_time, "key_banned", now)
-        exhausted = [state for state in states if state.remaining == 0] or [shown]
-        reset_at = max(state.reset_at for state in exhausted)
+        strikes = counters.strikes_key
+        if caller.authenticated and await storage.incr(strikes, self._strikes.get_expiry()) > (
+            STRIKES_BEFORE_BAN
+        ):
+            await storage.incr(counters.ban_key, self._ban.get_expiry())
+            return await self._banned(caller, counters, now)
         return Decision(
             False,
-            shown.limit,
+            limit,
             0,
             _whole_seconds_up(reset_at),
             retry_after=_retry_after(reset_at, now),
             code="rate_limited",
         )
 
-    async def _refusal(self, caller: Caller, until: float, code: str, now: float) -> Decision:
-        minute, day = self._windows(caller.plan)
-        states = [await self._state(item, caller.identity) for item in (minute, day)]
-        shown = _most_constraining(states)
+    async def _most_constraining(self, states: list[_WindowState]) -> tuple[int, int, float]:
+        """(limit, remaining, reset time) of the window with the fewest requests left; on a tie,
+        the one that resets later. Only the expiries a tie needs are read."""
+        fewest = min(state.remaining for state in states)
+        chosen: tuple[float, _WindowState] | None = None
+        for state in states:
+            if state.remaining == fewest:
+                reset_at = await self.storage.get_expiry(state.key)
+                if chosen is None or reset_at > chosen[0]:
+                    chosen = (reset_at, state)
+        assert chosen is not None
+        reset_at, state = chosen
+        return state.limit, fewest, reset_at
+
+    async def _banned(self, caller: Caller, counters: _Counters, now: float) -> Decision:
+        """The answer during a ban: Remaining 0, Reset and Retry-After at the ban's end."""
+        until = await self.storage.get_expiry(counters.ban_key)
         return Decision(
             False,
-            shown.limit,
+            caller.plan.per_minute,
             0,
             _whole_seconds_up(until),
             retry_after=_retry_after(until, now),
-            code=code,
+            code="key_banned",
         )
-
-    async def _state(self, item: RateLimitItem, ident: str) -> _WindowState:
-        stats = await self.limiter.get_window_stats(item, ident)
-        return _WindowState(item.amount, stats.remaining, stats.reset_time)
-
-
-def _most_constraining(states: list[_WindowState]) -> _WindowState:
-    return min(states, key=lambda state: (state.remaining, -state.reset_at))
 
 
 def _whole_seconds_up(moment: float) -> int:

@@ -37,6 +37,8 @@ LOG_CONFIG = {
     "loggers": {
         "uvicorn": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
         "petstore.reference": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        # The connection pool says when it cannot connect, and when it gives up.
+        "psycopg.pool": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
     },
 }
 
@@ -84,14 +86,24 @@ def serve(
     announce: Callable[[str], None],
 ) -> bool:
     """Serve on a bound socket until a signal stops the server; False if it never started."""
-    server = uvicorn.Server(_config(create_app(settings), quiet=False))
+    return serve_app(create_app(settings), sock, announce)
+
+
+def serve_app(
+    app: object,
+    sock: socket.socket,
+    announce: Callable[[str], None],
+    announcement: str = ANNOUNCEMENT,
+) -> bool:
+    """Serve any ASGI app as the reference is served (the benchmark's yardstick uses this)."""
+    server = uvicorn.Server(_config(app, quiet=False))
 
     async def run() -> None:
         task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not task.done():
             await asyncio.sleep(0.01)
         if server.started:
-            announce(ANNOUNCEMENT.format(base_url=base_url_of(sock)))
+            announce(announcement.format(base_url=base_url_of(sock)))
         await task
 
     try:
@@ -113,13 +125,24 @@ def serve_workers(
     digests, never keys. Each worker has its own memory rate-limit storage; exact limits
     across workers need Redis.
     """
+    os.environ[SETTINGS_ENVIRONMENT_VARIABLE] = settings.to_environment()
+    serve_factory_workers(
+        "conformance.reference.app:create_app_from_environment", sock, workers, announce
+    )
+
+
+def serve_factory_workers(
+    factory: str,
+    sock: socket.socket,
+    workers: int,
+    announce: Callable[[str], None],
+    announcement: str = ANNOUNCEMENT,
+) -> None:
+    """Serve the app `factory` ("module:function") builds, in `workers` worker processes."""
     from uvicorn.supervisors import Multiprocess
 
-    os.environ[SETTINGS_ENVIRONMENT_VARIABLE] = settings.to_environment()
-    config = _config(
-        "conformance.reference.app:create_app_from_environment", quiet=False, workers=workers
-    )
-    announce(ANNOUNCEMENT.format(base_url=base_url_of(sock)))
+    config = _config(factory, quiet=False, workers=workers)
+    announce(announcement.format(base_url=base_url_of(sock)))
     Multiprocess(config, sockets=[sock]).run()
 
 
@@ -169,7 +192,7 @@ def start_in_thread(
         database=database,
         rate_limit_storage=rate_limit_storage,
     )
-    app = create_app(settings)
+    app = create_app(settings, access_log=False)  # a quiet server in the caller's process
     sock = bind_socket(host, 0)
     server = uvicorn.Server(_config(app, quiet=True))
     failure: list[BaseException] = []
