@@ -124,3 +124,19 @@ def test_har_entries_are_sorted_by_start_and_redacted():
         "text": '{"name":"Dogs"}',
     }
     assert second["response"]["content"]["comment"].startswith("body cut")
+
+
+def test_a_reset_that_is_no_moment_to_wait_for_is_not_drawn():
+    # A Reset in milliseconds (or a day away) would squeeze the run into a sliver, or worse.
+    limited = [
+        answer(1, "spare", START, 200, 1),
+        answer(2, "spare", START + 1, 429, 0, **{"Retry-After": "1"}),
+    ]
+    millis = {"X-RateLimit-Reset": str(int(START + 60) * 1000)}
+    limited[1] = Exchange(
+        **{**limited[1].__dict__, "response_headers": list(limited[1].response_headers)}
+    )
+    limited[1].response_headers[3] = ("X-RateLimit-Reset", millis["X-RateLimit-Reset"])
+    root = svg_of(timeline.timeline_html(limited))
+    assert not [line for line in root.iter(f"{SVG}line") if line.get("class") == "psc-reset"]
+    assert [p for p in root.iter(f"{SVG}path") if p.get("class") == "psc-429"]

@@ -11,12 +11,13 @@ mark per column).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING
 
-from conformance.backoff import http_date_to_unix, retry_after_seconds
+from conformance.backoff import LONGEST_WAIT, http_date_to_unix, retry_after_seconds
 
 if TYPE_CHECKING:
     from conformance.client import Exchange
@@ -46,13 +47,16 @@ def integer(value: str | None) -> int | None:
 
 
 def reset_in(exchange: Exchange, answered: float) -> float | None:
-    """Seconds from the answer to its Reset, judged on the server's own clock where it says."""
+    """Seconds from the answer to its Reset, judged on the server's own clock where it says;
+    None where the Reset is not a moment a run waits for (a day away, in milliseconds, past):
+    drawn, it would squeeze the whole run into a sliver of the picture."""
     try:
         reset = float((exchange.header("X-RateLimit-Reset") or "").strip())
     except ValueError:
         return None
     server_now = http_date_to_unix(exchange.header("Date"))
-    return reset - (server_now if server_now is not None else answered)
+    ahead = reset - (server_now if server_now is not None else answered)
+    return ahead if 0 <= ahead <= LONGEST_WAIT else None
 
 
 def points(exchanges: Iterable[Exchange]) -> list[Point]:
@@ -121,9 +125,10 @@ def colour(key: str, keys: list[str]) -> str:
 
 
 def ticks(top: float, count: int = 5) -> list[float]:
-    """Round tick values from 0 to about `top`."""
-    raw = top / count
-    step = next(s * 10**e for e in range(-1, 7) for s in (1, 2, 5) if s * 10**e >= raw)
+    """Round tick values from 0 to about `top` (1, 2 or 5 times a power of ten apart)."""
+    raw = max(top / count, 1e-9)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(s * power for s in (1, 2, 5, 10) if s * power >= raw)
     return [step * i for i in range(int(top / step) + 1)]
 
 
