@@ -1,0 +1,186 @@
+"""Verdicts that hold where users run the checker, not only on an idle loopback: a real
+60-second minute, a server 100 ms away, business and enterprise plans, a busy machine.
+
+Each test runs the real command. The distant server is the reference or the double behind
+`tests/tcp_proxy.py`, which delays every byte 50 ms each way. The faults are the two that a
+sequential exhaustion could not tell from a correct server once the quota is big or far away:
+a limit never enforced, and one enforced a request late.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conformance.spec import catalogue
+from tests.checker_runs import CheckerRun, new_keys, run_checker, run_command
+from tests.double import running_double
+from tests.servers import reference_args, start_reference
+from tests.tcp_proxy import TcpProxy
+
+REAL_MINUTE = 60
+ONE_WAY = 0.05  # a server 100 ms away
+# A real-minute run waits out about a minute, and an enterprise one sends 10,000 requests
+# through the proxy on a busy machine: bounded, with room.
+REAL_MINUTE_TIMEOUT = 420
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    key_plan: str  # as the servers take it: KEY:<key_plan>
+    options: tuple[str, ...] = ()
+
+
+PLANS = {
+    "business": Plan("business", "business"),
+    "enterprise-10000": Plan(
+        "enterprise",
+        "enterprise:10000:1000000",
+        ("--requests-per-minute", "10000", "--requests-per-day", "1000000"),
+    ),
+}
+LIMIT_NOT_HELD = ["limits-not-enforced", "limit-plus-one"]
+
+
+def testable_musts() -> set[str]:
+    return {r.id for r in catalogue().values() if r.level == "MUST" and not r.not_testable}
+
+
+def upstream(base_url: str) -> tuple[str, int]:
+    url = httpx.URL(base_url)
+    return url.host, url.port
+
+
+def through_proxy(base_url: str, proxy: TcpProxy) -> str:
+    return proxy.url(path=httpx.URL(base_url).path)
+
+
+@pytest.mark.slow
+def test_the_reference_on_a_real_minute_passes_every_testable_must(tmp_path: Path) -> None:
+    keys = new_keys()
+    reference = start_reference(
+        reference_args([f"{key}:free" for key in keys], minute_seconds=REAL_MINUTE)
+    )
+    try:
+        run = run_command(
+            reference.base_url, keys, tmp_path / "reports", timeout=REAL_MINUTE_TIMEOUT
+        )
+    finally:
+        reference.stop()
+    assert run.status == 0, run.describe()
+    outcomes = run.outcomes()
+    unjudged = sorted(id_ for id_ in testable_musts() if outcomes[id_] != "passed")
+    assert not unjudged, f"not passed on a real minute: {unjudged}\n{run.describe()}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_the_reference_100_ms_away_on_a_real_minute_is_conformant(
+    plan: str, tmp_path: Path
+) -> None:
+    chosen = PLANS[plan]
+    keys = new_keys()
+    specs = [f"{key}:{chosen.key_plan}" for key in keys]
+    reference = start_reference(reference_args(specs, minute_seconds=REAL_MINUTE))
+    try:
+        with TcpProxy(upstream(reference.base_url), delay=ONE_WAY) as proxy:
+            run = run_command(
+                through_proxy(reference.base_url, proxy),
+                keys,
+                tmp_path / "reports",
+                plan=chosen.name,
+                options=chosen.options,
+                timeout=REAL_MINUTE_TIMEOUT,
+            )
+    finally:
+        reference.stop()
+    assert run.status == 0, run.describe()
+    assert run.outcomes()["LIM-429-WHEN-EXCEEDED"] == "passed", run.describe()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", LIMIT_NOT_HELD)
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_a_limit_not_held_100_ms_away_on_a_real_minute_is_caught(
+    plan: str, fault: str, tmp_path: Path
+) -> None:
+    chosen = PLANS[plan]
+    keys = new_keys()
+    specs = [f"{key}:{chosen.key_plan}" for key in keys]
+    double = running_double(specs, [fault], minute_seconds=REAL_MINUTE)
+    with double as base_url, TcpProxy(upstream(base_url), delay=ONE_WAY) as proxy:
+        run = run_command(
+            through_proxy(base_url, proxy),
+            keys,
+            tmp_path / "reports",
+            plan=chosen.name,
+            options=chosen.options,
+            timeout=REAL_MINUTE_TIMEOUT,
+        )
+    assert run.status == 1, run.describe()
+    assert "LIM-429-WHEN-EXCEEDED" in run.statement["failed_requirements"], run.describe()
+
+
+@dataclass(frozen=True)
+class Case:
+    """A double to certify on a short minute, and what the verdict must be."""
+
+    faults: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+    plan: str = "free"
+    minute_seconds: float = 2.0
+    fails: str | None = None  # the requirement a fault must fail; None for a conformant double
+
+    def run(self, report_dir: Path) -> CheckerRun:
+        return run_checker(
+            report_dir,
+            self.faults,
+            self.variants,
+            plan=self.plan,
+            minute_seconds=self.minute_seconds,
+        )
+
+
+# Four checker runs side by side on two cores, as a busy CI runner has them: the sliding window
+# and a 40 ms server (a pro plan on a 10-second minute: the arithmetic of 1,800 a minute at
+# 40 ms) must stay conformant, the faults of enforcement and counting must stay caught.
+SIDE_BY_SIDE = {
+    "sliding-window": Case(variants=("sliding-window",)),
+    "slow-responses-pro": Case(variants=("slow-responses",), plan="pro", minute_seconds=10),
+    "limits-not-enforced": Case(faults=("limits-not-enforced",), fails="LIM-429-WHEN-EXCEEDED"),
+    "limit-plus-one": Case(faults=("limit-plus-one",), fails="LIM-429-WHEN-EXCEEDED"),
+    "sliding-window-again": Case(variants=("sliding-window",)),
+    "day-limit-headers": Case(variants=("day-limit-headers",)),
+    "limit-minus-one": Case(faults=("limit-minus-one",), fails="LIM-QUOTA-HONOURED"),
+    "remaining-counts-double": Case(
+        faults=("remaining-counts-double",), fails="LIM-REMAINING-COUNTS"
+    ),
+}
+
+
+@pytest.mark.slow
+def test_four_runs_side_by_side_keep_their_verdicts(tmp_path: Path) -> None:
+    names = list(SIDE_BY_SIDE)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = dict(
+            zip(
+                names,
+                pool.map(lambda name: SIDE_BY_SIDE[name].run(tmp_path / name), names),
+                strict=True,
+            )
+        )
+    wrong = []
+    for name, run in runs.items():
+        case = SIDE_BY_SIDE[name]
+        if case.fails is None and run.status != 0:
+            wrong.append(f"{name} is legitimate: {run.describe()}")
+        if case.fails is not None and (
+            run.status != 1 or case.fails not in run.statement.get("failed_requirements", [])
+        ):
+            wrong.append(f"{name} must fail {case.fails}: {run.describe()}")
+    assert not wrong, "\n\n".join(wrong)
