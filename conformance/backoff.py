@@ -126,8 +126,9 @@ class _LabelState:
     reason: str = ""  # what the block waits for, for the progress line
 
 
-WaitListener = Callable[[str, float, str], None]
-"""Told (label, seconds, reason) before a key sleeps out a block: the console says so."""
+WaitListener = Callable[[str, float, str], Callable[[], None] | None]
+"""Told (label, seconds, reason) before a key sleeps out a block, so that the console says so;
+what it returns, if anything, is called once the wait is over."""
 
 
 @dataclass
@@ -165,9 +166,10 @@ class Pacer:
                     f"key {label!r} is limited for {wait:.0f} s, "
                     f"longer than the {self.max_wait:.0f} s this run may wait"
                 )
-            if self.on_wait is not None:
-                self.on_wait(label, wait, self._state(label).reason)
+            over = self.on_wait(label, wait, self._state(label).reason) if self.on_wait else None
             self.clock.sleep(wait)
+            if over is not None:
+                over()
             waited += wait
         with self._lock:
             self.waited[label] = self.waited.get(label, 0.0) + waited

@@ -62,10 +62,11 @@ class Progress:
         with self._lock:
             self._line(message)
 
-    def waiting(self, label: str, seconds: float, reason: str) -> None:
-        """Called before a key sleeps `seconds`; the Pacer's WaitListener."""
+    def waiting(self, label: str, seconds: float, reason: str) -> Callable[[], None] | None:
+        """Called before a key sleeps `seconds` (the Pacer's WaitListener); returns what to
+        call once the wait is over."""
         if self.stream is None or seconds < SHORTEST:
-            return
+            return None
         blocks = threading.current_thread() is self._tests_thread
         wait = Wait(label, reason or "its limit", self.clock() + seconds, blocks)
         with self._lock:
@@ -73,6 +74,16 @@ class Progress:
             if not (self.tty and blocks):
                 self._line(f"waiting {wait.describe(self.clock())}")
             self._start_ticker()
+        return lambda: self._over(wait)
+
+    def _over(self, wait: Wait) -> None:
+        """The wait is over: forget it, and clear the line it showed on before the tests, whose
+        thread is about to go on, write theirs."""
+        with self._lock:
+            if wait in self._waits:
+                self._waits.remove(wait)
+            if wait.blocks_tests:
+                self._end_live()
 
     # -- the ticker: counts down on a terminal, repeats in a log --------------------------------
 

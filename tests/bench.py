@@ -1,12 +1,20 @@
-"""Measured figures: what a checker run costs in seconds, CPU and requests, and how fast the
-bundled reference answers. Prints a table; asserts nothing (timings depend on the machine).
+"""Measured figures of the checker: what a run costs in seconds, CPU and requests, on the demo's
+short minute and on a real one, and how fast its exhaustion burst sends. Prints tables; asserts
+nothing (timings depend on the machine, and this one is shared).
 
-    python -m tests.bench [--rounds N] [--gets N] [--minute-seconds S]
+    python -m tests.bench [--rounds N] [--skip-real-minute] [--burst-requests N]
 
-The reference runs as a `petstore-reference --port 0` subprocess, so the checker's CPU
-(`RUSAGE_CHILDREN` deltas around each `petstore-conformance` run) is the checker's alone: the
-reference is only reaped, and counted, after the last measurement. Every checker run gets two
-fresh free-plan keys, so no run inherits a spent quota from the one before.
+- Demo runs: `petstore-conformance` against `petstore-reference --minute-seconds 3`, full and
+  smoke profiles, N rounds each. The checker's CPU is `RUSAGE_CHILDREN` around each run.
+- The real minute: one full run on the free plan against the reference with its real 60-second
+  minute: wall time, requests per key, seconds each key waited on windows. The yardstick is the
+  minute itself, the floor of any run that must see a quota spent and its reset.
+- The burst: one wave of `conformance.burst` on a key of a plan too large to refuse anything,
+  at 0 ms and at 100 ms from the reference (`tests/tcp_proxy.py`), as requests per second,
+  against the yardstick of the same requests sent one after the other (what the exhaustion
+  did before it was concurrent), measured in the same run.
+
+The reference's own throughput against a bare Starlette app is `tests/bench_reference.py`.
 """
 
 from __future__ import annotations
@@ -27,12 +35,18 @@ from pathlib import Path
 
 import httpx
 
+from conformance.burst import Wave, plan_wave, round_trip, send_wave
+from conformance.client import ConformanceClient
 from tests.servers import reference_args, start_reference
+from tests.tcp_proxy import TcpProxy
 
 PROFILES = ("full", "smoke")
 # The demo's short minute: long enough for whole-second Reset values, short enough to wait out.
 MINUTE_SECONDS = 3
-CHECKER_TIMEOUT = 180
+CHECKER_TIMEOUT = 420
+ONE_WAY = 0.05  # a server 100 ms away
+SEQUENTIAL_SAMPLE = 200  # requests of the one-after-the-other yardstick at 0 ms
+DISTANT_SEQUENTIAL_SAMPLE = 20  # and at 100 ms, where each costs a round trip
 
 
 @dataclass
@@ -44,6 +58,8 @@ class CheckerRun:
     verdict: str
     requests: int
     per_key: dict[str, int] = field(default_factory=dict)
+    waited: dict[str, float] = field(default_factory=dict)
+    not_passed: list[str] = field(default_factory=list)
 
 
 def new_key() -> str:
@@ -87,30 +103,23 @@ def run_checker(base_url: str, profile: str, keys: tuple[str, str], report_dir: 
     except (OSError, ValueError):
         print(f"  {profile}: no conformance.json (exit {done.returncode}): {done.stderr[-400:]}")
         statement = {"verdict": "no statement", "requests": {"total": 0, "per_key": {}}}
+    requests = statement["requests"]
+    not_passed = [
+        entry["id"]
+        for entry in statement.get("requirements", [])
+        if entry["level"] == "MUST" and entry["outcome"] != "passed" and "reason" in entry
+    ]
     return CheckerRun(
         profile,
         done.returncode,
         wall,
         cpu,
         statement["verdict"],
-        statement["requests"]["total"],
-        statement["requests"]["per_key"],
+        requests["total"],
+        requests["per_key"],
+        requests.get("seconds_waited_per_key", {}),
+        not_passed,
     )
-
-
-def reference_throughput(base_url: str, key: str, count: int) -> tuple[float, dict[int, int], int]:
-    """Requests per second for `count` sequential GET /categories on one connection, the
-    statuses seen, and the size of the listing (it grows with every category the runs made)."""
-    statuses: dict[int, int] = {}
-    headers = {"Authorization": f"Bearer {key}"}
-    with httpx.Client(base_url=base_url, headers=headers, timeout=10) as client:
-        size = len(client.get("/categories").content)  # connect and warm up, unmeasured
-        started = time.perf_counter()
-        for _ in range(count):
-            status = client.get("/categories").status_code
-            statuses[status] = statuses.get(status, 0) + 1
-        elapsed = time.perf_counter() - started
-    return count / elapsed, statuses, size
 
 
 def spread(values: list[float]) -> str:
@@ -125,9 +134,34 @@ def per_key_median(runs: list[CheckerRun]) -> str:
     )
 
 
-def print_table(runs: list[CheckerRun], rounds: int) -> None:
+def demo_runs(rounds: int) -> list[CheckerRun]:
+    free_keys = [(new_key(), new_key()) for _ in range(rounds * len(PROFILES))]
+    specs = [f"{key}:free" for pair in free_keys for key in pair]
+    reference = start_reference(reference_args(specs, minute_seconds=MINUTE_SECONDS))
+    runs: list[CheckerRun] = []
+    try:
+        print(f"reference at {reference.base_url} (minute = {MINUTE_SECONDS} s)")
+        with tempfile.TemporaryDirectory(prefix="psc-bench-") as folder:
+            pairs = iter(free_keys)
+            for round_number in range(rounds):
+                for profile in PROFILES:
+                    report_dir = Path(folder) / f"{profile}-{round_number}"
+                    run = run_checker(reference.base_url, profile, next(pairs), report_dir)
+                    runs.append(run)
+                    print(
+                        f"  {profile:<5} run {round_number + 1}: {run.wall:6.2f} s wall, "
+                        f"{run.cpu:5.2f} s CPU, {run.requests} requests, "
+                        f"{run.verdict} (exit {run.exit_status})"
+                    )
+    finally:
+        reference.stop()
+    return runs
+
+
+def print_demo_table(runs: list[CheckerRun], rounds: int) -> None:
     print()
-    print(f"petstore-conformance against petstore-reference, free plan, {rounds} runs per profile")
+    print(f"petstore-conformance against petstore-reference, free plan, {MINUTE_SECONDS}-second")
+    print(f"minute, {rounds} runs per profile")
     head = (
         f"{'profile':<8} {'wall s min/med/max':>20}   {'CPU s min/med/max':>20}   "
         f"{'requests min/med/max':>21}   verdicts / exits        requests per key (median)"
@@ -148,49 +182,87 @@ def print_table(runs: list[CheckerRun], rounds: int) -> None:
         )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
-    parser.add_argument("--rounds", type=int, default=3, help="checker runs per profile")
-    parser.add_argument("--gets", type=int, default=500, help="sequential GETs for req/s")
-    parser.add_argument("--minute-seconds", type=int, default=MINUTE_SECONDS)
-    arguments = parser.parse_args(argv)
-
-    free_keys = [(new_key(), new_key()) for _ in range(arguments.rounds * len(PROFILES))]
-    throughput_key = new_key()
-    specs = [f"{key}:free" for pair in free_keys for key in pair]
-    specs.append(f"{throughput_key}:enterprise:1000000:100000000")
-
-    bench_started = time.perf_counter()
-    reference = start_reference(reference_args(specs, minute_seconds=arguments.minute_seconds))
-    runs: list[CheckerRun] = []
+def real_minute_run() -> CheckerRun:
+    """One full run on the free plan against the reference's real 60-second minute."""
+    keys = (new_key(), new_key())
+    reference = start_reference(reference_args([f"{key}:free" for key in keys], minute_seconds=60))
     try:
-        print(f"reference at {reference.base_url} (minute = {arguments.minute_seconds} s)")
         with tempfile.TemporaryDirectory(prefix="psc-bench-") as folder:
-            pairs = iter(free_keys)
-            for round_number in range(arguments.rounds):
-                for profile in PROFILES:
-                    report_dir = Path(folder) / f"{profile}-{round_number}"
-                    run = run_checker(reference.base_url, profile, next(pairs), report_dir)
-                    runs.append(run)
-                    print(
-                        f"  {profile:<5} run {round_number + 1}: {run.wall:6.2f} s wall, "
-                        f"{run.cpu:5.2f} s CPU, {run.requests} requests, "
-                        f"{run.verdict} (exit {run.exit_status})"
-                    )
-        rate, statuses, size = reference_throughput(
-            reference.base_url, throughput_key, arguments.gets
-        )
+            return run_checker(reference.base_url, "full", keys, Path(folder))
     finally:
         reference.stop()
 
-    print_table(runs, arguments.rounds)
+
+def print_real_minute(run: CheckerRun) -> None:
     print()
-    shown = ", ".join(f"{status}: {n}" for status, n in sorted(statuses.items()))
+    print("a full run on the free plan against the reference's real 60-second minute")
     print(
-        f"reference: {rate:7.1f} requests/s for {arguments.gets} sequential GET /v1/categories "
-        f"(httpx, one connection, {size} bytes each; statuses {shown})"
+        f"  wall {run.wall:.1f} s ({run.wall / 60:.2f} x the minute), CPU {run.cpu:.1f} s, "
+        f"{run.verdict} (exit {run.exit_status})"
     )
-    print(f"bench total: {time.perf_counter() - bench_started:.1f} s")
+    per_key = ", ".join(f"{label} {count}" for label, count in sorted(run.per_key.items()))
+    waited = ", ".join(f"{label} {seconds:.1f} s" for label, seconds in sorted(run.waited.items()))
+    print(f"  requests {run.requests} ({per_key})")
+    print(f"  waiting on windows and back-off, per key: {waited or 'none'}")
+    if run.not_passed:
+        print(f"  testable MUST requirements not passed: {', '.join(run.not_passed)}")
+
+
+def burst_rate(base_url: str, key: str, requests: int) -> tuple[float, float, Wave]:
+    """Requests per second of one wave of the burst (sized as the exhaustion sizes it, for a
+    fresh real minute) and of the same kind of request sent one after the other."""
+    with ConformanceClient(base_url, {"main": key}) as client:
+        client.get("/categories")  # connect; the round trip the wave is sized from
+        near = client.exchanges[0].elapsed < 0.02
+        sample = SEQUENTIAL_SAMPLE if near else DISTANT_SEQUENTIAL_SAMPLE
+        started = time.perf_counter()
+        for _ in range(sample):
+            client.get("/categories", pace=False)
+        sequential = sample / (time.perf_counter() - started)
+        trip = round_trip(client.exchanges, "main")
+        wave = plan_wave(requests, trip, 59.0) or Wave(requests, 64)
+        started = time.perf_counter()
+        sent = send_wave(client, "main", wave)
+        concurrent = len(sent) / (time.perf_counter() - started)
+    return concurrent, sequential, wave
+
+
+def print_burst(label: str, concurrent: float, sequential: float, wave: Wave) -> None:
+    ratio = concurrent / sequential
+    print(f"{label:<10} {concurrent:12.1f} {sequential:14.1f} {ratio:7.1f}  {wave.connections}")
+
+
+def print_bursts(requests: int) -> None:
+    key = new_key()
+    reference = start_reference(
+        reference_args([f"{key}:enterprise:1000000:100000000"], minute_seconds=60)
+    )
+    print()
+    print(f"the exhaustion burst: one wave of {requests} requests, sized for a fresh real minute")
+    print(f"{'distance':<10} {'burst req/s':>12} {'one at a time':>14} {'ratio':>7}  connections")
+    try:
+        url = httpx.URL(reference.base_url)
+        print_burst("0 ms", *burst_rate(reference.base_url, key, requests))
+        with TcpProxy((url.host, url.port), delay=ONE_WAY) as proxy:
+            print_burst("100 ms", *burst_rate(proxy.url(path=url.path), key, requests))
+    finally:
+        reference.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=2, help="demo runs per profile")
+    parser.add_argument("--skip-real-minute", action="store_true")
+    parser.add_argument("--burst-requests", type=int, default=2000)
+    arguments = parser.parse_args(argv)
+
+    bench_started = time.perf_counter()
+    runs = demo_runs(arguments.rounds)
+    print_demo_table(runs, arguments.rounds)
+    if not arguments.skip_real_minute:
+        print_real_minute(real_minute_run())
+    print_bursts(arguments.burst_requests)
+    print(f"\nbench total: {time.perf_counter() - bench_started:.1f} s")
     return 0
 
 

@@ -47,7 +47,7 @@ PLANS = {
 LIMIT_NOT_HELD = ["limits-not-enforced", "limit-plus-one"]
 
 
-def testable_musts() -> set[str]:
+def musts_to_test() -> set[str]:
     return {r.id for r in catalogue().values() if r.level == "MUST" and not r.not_testable}
 
 
@@ -74,7 +74,7 @@ def test_the_reference_on_a_real_minute_passes_every_testable_must(tmp_path: Pat
         reference.stop()
     assert run.status == 0, run.describe()
     outcomes = run.outcomes()
-    unjudged = sorted(id_ for id_ in testable_musts() if outcomes[id_] != "passed")
+    unjudged = sorted(id_ for id_ in musts_to_test() if outcomes[id_] != "passed")
     assert not unjudged, f"not passed on a real minute: {unjudged}\n{run.describe()}"
 
 

@@ -37,6 +37,9 @@ class FakeClient:
     def requests_per_key(self) -> dict[str, int]:
         return dict(self.per_key)
 
+    def seconds_waited_per_key(self) -> dict[str, float]:
+        return {"main": 50.04, "spare": 61.96}
+
 
 @dataclass
 class FakeRun:
@@ -147,6 +150,7 @@ def test_the_statement_reports_requests_per_key_and_the_budget(run, failing_verd
         "total": 7,
         "budget": run.settings.budget,
         "per_key": {"main": 4, "spare": 2, "none": 1},
+        "seconds_waited_per_key": {"main": 50.0, "spare": 62.0},
     }
 
 

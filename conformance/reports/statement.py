@@ -88,6 +88,11 @@ def statement(
             "total": run.client.requests_sent,
             "budget": settings.budget,
             "per_key": run.client.requests_per_key(),
+            # What the run cost in time: seconds each key sat out limits and back-off.
+            "seconds_waited_per_key": {
+                label: round(seconds, 1)
+                for label, seconds in run.client.seconds_waited_per_key().items()
+            },
         },
         "name_prefix": settings.name_prefix,
         "created_categories": run.created_categories,
