@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 
@@ -12,6 +13,33 @@ from tests.servers import ReferenceProcess, reference_args, start_reference
 from tests.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
 
 SERVICES = {"redis": ("Redis", REDIS_ADDRESS), "postgres": ("PostgreSQL", POSTGRES_ADDRESS)}
+
+
+# Rough seconds a test of these modules takes under a parallel run; none has a module-scoped
+# fixture, so their tests may go to any worker. With `--dist worksteal` each worker begins on
+# a contiguous slice of the collection, and one that began on all the real-minute runs would
+# still be running them when the rest were done: the long tests are dealt out, longest first,
+# one to each worker's slice in turn; the other tests fill the slices in their own order, so
+# that a module and its shared fixtures mostly stay on one worker.
+LONG_SECONDS = {"test_real_conditions.py": 100.0, "test_verdicts.py": 30.0}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers < 2:
+        return
+    long = sorted(
+        (item for item in items if item.path.name in LONG_SECONDS),
+        key=lambda item: -LONG_SECONDS[item.path.name],
+    )
+    rest = iter([item for item in items if item.path.name not in LONG_SECONDS])
+    slices: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for index, item in enumerate(long):
+        slices[index % workers].append(item)
+    size = -(-len(items) // workers)
+    for share in slices:
+        share.extend(itertools.islice(rest, max(0, size - len(share))))
+    items[:] = [item for share in slices for item in share] + list(rest)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
