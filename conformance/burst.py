@@ -9,9 +9,11 @@ key's own requests and the time left before the window's Reset, so that the wave
 inside the window. Every wave stops sending at its first refusal, so a correct server answers
 one 429 (a few at most, from requests already in flight) and the key is never pushed past it.
 
-After each wave the key's responses are judged per window (`conformance.ratelimit`): a 429
-ends the burst; a window that served beyond its quota ends it too (the fault is evident, and
-more requests would prove nothing); otherwise the next wave spends what the latest window has
+After each wave the key's responses are judged per window (`conformance.ratelimit`): a window
+that served beyond its quota ends the burst (the fault is evident, and more requests would
+prove nothing); so does a 429, unless it came in its window's last second, where a sliding
+window may give requests back unseen and nothing can be told: then, once its Retry-After has
+passed, the next window is spent. Otherwise the next wave spends what the latest window has
 left.
 """
 
@@ -20,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import math
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -125,17 +126,10 @@ class Burst:
     beyond: Snapshot | None = None  # a response served beyond its window's quota
     waves: list[Wave] = field(default_factory=list)
     refusals: int = 0  # waves that ended in a refusal
-    seconds: float = 0.0  # time spent sending the waves
 
     @property
     def requests(self) -> int:
         return len(self.history) - 1  # the probe it started from was not the burst's
-
-    @property
-    def rate(self) -> float:
-        """Requests per second the waves reached."""
-        sent = sum(wave.requests for wave in self.waves)
-        return sent / self.seconds if self.seconds else 0.0
 
     def add(self, seen: list[Snapshot]) -> None:
         self.history += sorted(seen, key=lambda s: s.exchange.started_at)
@@ -163,8 +157,7 @@ class Spender:
         while burst.requests < ceiling:
             if burst.refused is not None:
                 self.start_again(burst)  # its 429 came too late in its window to tell
-            else:
-                wave = self.next_wave(burst, figure, ceiling)
+            elif (wave := self.next_wave(burst, figure, ceiling)) is not None:
                 burst.waves.append(wave)
                 self.send(burst, wave)
             if self.judge(burst, figure) or self.decided(burst):
@@ -190,11 +183,12 @@ class Spender:
     def clock(self) -> ServerClock:
         return ServerClock.of(self.client.exchanges)
 
-    def next_wave(self, burst: Burst, figure: int, ceiling: int) -> Wave:
+    def next_wave(self, burst: Burst, figure: int, ceiling: int) -> Wave | None:
         """The next wave; where too little of the window is left to land it in (early in the
         settled part, where it can be judged), first wait for a fresh one. After a fixed
         window's Reset one is fresh; a sliding window frees one request at each Reset, so the
-        wait is repeated once, until the key's own earlier requests have left it."""
+        wait is repeated once, until the key's own earlier requests have left it. None when
+        the fresh window's first request was refused: there is nothing to spend."""
         for tried in range(1, FRESH_WINDOW_TRIES + 1):
             latest = burst.history[-1]
             wanted = min(self.wave_size(latest, figure), ceiling - burst.requests)
@@ -208,7 +202,7 @@ class Spender:
             fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
             burst.add([snapshot(fresh)])
             if burst.refused is not None:
-                break
+                return None
         return wave or Wave(wanted, min(MAX_CONNECTIONS, wanted))  # as fast as a client may
 
     def wave_size(self, latest: Snapshot, figure: int) -> int:
@@ -231,10 +225,7 @@ class Spender:
             f"{self.label} key: {wave.requests} requests on {wave.connections} "
             f"connection{'s' if wave.connections > 1 else ''} to spend its quota"
         )
-        started = time.perf_counter()
-        exchanges = send_wave(self.client, self.label, wave)
-        burst.seconds += time.perf_counter() - started
-        burst.add([snapshot(e) for e in exchanges])
+        burst.add([snapshot(e) for e in send_wave(self.client, self.label, wave)])
 
     def judge(self, burst: Burst, figure: int) -> bool:
         """True when a window served beyond its quota (the fault is evident: stop)."""

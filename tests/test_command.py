@@ -484,6 +484,9 @@ def block_of(lines: list[str], requirement: str) -> list[str]:
     return lines[start:end]
 
 
+PROGRESS = re.compile(r"^petstore-conformance: (still )?(waiting|main key|spare key)")
+
+
 def test_one_header_fault_gives_one_short_block_and_a_closing_list(tmp_path: Path) -> None:
     """Unreadable rate-limit headers (all three written as floats) fail LIM-HEADERS-VALID on
     every response: the console shows one block for it, near the top; the closing list names
@@ -521,7 +524,10 @@ def test_one_header_fault_gives_one_short_block_and_a_closing_list(tmp_path: Pat
             test = line.split()[1].split("[", 1)[0]
             assert test in verified_by, f"an unrelated test failed: {line}"
     assert "Traceback" not in finished.output and "plugin.py" not in finished.output
-    assert len(lines) <= 80, finished.describe()
+    # Bounded: the FAILED list is bounded by the tests that verify the requirement (checked
+    # above), and lines saying what the run waits for come and go with the machine's load.
+    said = [line for line in lines if line.startswith("FAILED ") or PROGRESS.match(line)]
+    assert len(lines) - len(said) <= 60, finished.describe()
     verdict_line_near_the_end(finished.stdout, "not conformant")
     assert_no_key_anywhere(finished, (main,))
 
