@@ -103,6 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # The closing summary gives one block per failed requirement; pytest's per-test detail
         # is for -v (and the HTML report).
         config.option.tbstyle = "short" if config.option.verbose > 0 else "no"
+    if suite_run and config.option.verbose < 2 and hasattr(config.option, "force_short_summary"):
+        # pytest prints each FAILED line's whole message when it sees a CI: three lines a test,
+        # the evidence the requirement's block already shows. One line each, as on a terminal.
+        config.option.force_short_summary = True
     config.addinivalue_line("markers", "smoke: also runs in the read-only smoke profile")
     config.addinivalue_line("markers", "exhausts: spends a key's quota; runs last, never in smoke")
     config.addinivalue_line(
