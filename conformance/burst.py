@@ -33,6 +33,7 @@ from conformance.ratelimit import (
     Snapshot,
     counting,
     served_beyond_limit,
+    settled_in_its_window,
     snapshot,
 )
 from conformance.settings import SPENDING_CEILING
@@ -172,7 +173,7 @@ class Spender:
             return False
         if refused.status != 429 or refused.reset is None or burst.refusals >= MAX_REFUSALS:
             return True  # (without a readable Reset, no later window would tell more)
-        return self.clock().settled(refused)
+        return settled_in_its_window(burst.history, self.clock(), refused)
 
     def start_again(self, burst: Burst) -> None:
         """Wait out the refusal (the client holds the key until its Retry-After), then probe."""

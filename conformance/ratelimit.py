@@ -22,8 +22,11 @@ from conformance.response_checks import rate_limit_values
 
 SETTLE_MARGIN = 1.0
 """Seconds before Reset after which a sliding window may have given requests back unseen."""
-RISE_TOLERANCE = 2
-"""A sliding-window counter may give back a request or two as time passes, within one Reset."""
+JITTER = 1.0
+"""A Reset computed from a time-to-live in whole seconds wanders by a second within a window."""
+DETOUR_SECONDS = 1.0
+DOCUMENTED = ("/v1/categories", "/v1/pets/", "/v1/store/orders")
+"""The endpoints a detour may run through: every request to them counts, by the document."""
 DATE_UNCERTAINTY = 2.0
 """How much later than its freshest Date a server's clock may be: a second of truncation, and
 a second of caching."""
@@ -60,8 +63,12 @@ class Snapshot:
         return None not in (self.limit, self.remaining, self.reset)
 
     @property
+    def path(self) -> str:
+        return urlsplit(self.exchange.url).path
+
+    @property
     def endpoint(self) -> str:
-        return f"{self.exchange.method} {urlsplit(self.exchange.url).path}"
+        return f"{self.exchange.method} {self.path}"
 
     @property
     def received(self) -> float:
@@ -116,11 +123,6 @@ class ServerClock:
         """Server time before which the request cannot have been handled (we had not sent it)."""
         return seen.exchange.started_at + self.offset
 
-    def settled(self, seen: Snapshot) -> bool:
-        """Handled early enough in its window that no sliding window can have given back a
-        request it does not show."""
-        return seen.reset is not None and self.handled_by(seen) <= seen.reset - SETTLE_MARGIN
-
     def seconds_until(self, target: float) -> float:
         """Seconds from now until the server's clock has surely passed `target`."""
         return target - (time.time() + self.offset) + 0.05
@@ -152,13 +154,62 @@ def of_the_key(exchanges: Iterable[Exchange], label: str) -> list[Snapshot]:
     return [snapshot(e) for e in sorted(mine, key=lambda e: e.started_at)]
 
 
-def windows(history: Iterable[Snapshot]) -> list[list[Snapshot]]:
-    """The responses with readable headers, grouped by window (same Limit and Reset)."""
+@dataclass
+class Window:
+    """The responses of one key that speak of one window of one limit.
+
+    A Reset may jitter by a second from one response to the next, within one window: computed
+    as now plus a time-to-live in whole seconds (Redis's TTL, as the `limits` library reads
+    it). So responses whose Resets differ by no more than JITTER and that came interleaved in
+    time are one window, and its earliest Reset is the one that counts: a response is settled
+    only if handled more than SETTLE_MARGIN before it. A sliding window's Reset only moves
+    forward, so its successive Resets interleave only where a request was in flight across a
+    move, and those responses fall in the unsettled last second all the same."""
+
+    limit: int
+    reset: float  # the earliest Reset its responses named
+    members: list[Snapshot]
+    clock: ServerClock
+
+    def settled(self, seen: Snapshot) -> bool:
+        return self.clock.handled_by(seen) <= self.reset - SETTLE_MARGIN
+
+    @property
+    def last_received(self) -> float:
+        return max(s.received for s in self.members)
+
+    @property
+    def first_sent(self) -> float:
+        return min(s.exchange.started_at for s in self.members)
+
+
+def windows(history: Iterable[Snapshot], clock: ServerClock) -> list[Window]:
+    """The responses with readable headers, grouped by window (same Limit, and the same Reset
+    within a jitter of a second)."""
     groups: dict[tuple[int, float], list[Snapshot]] = {}
     for seen in history:
         if seen.complete:
             groups.setdefault((seen.limit, seen.reset), []).append(seen)  # type: ignore[arg-type]
-    return list(groups.values())
+    merged: list[Window] = []
+    for (limit, reset), members in sorted(groups.items()):
+        group = Window(limit, reset, members, clock)
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last.limit == limit
+            and reset - max(s.reset for s in last.members) <= JITTER  # type: ignore[type-var]
+            and last.last_received > group.first_sent
+        ):
+            last.members += members
+        else:
+            merged.append(group)
+    return merged
+
+
+def settled_in_its_window(history: Iterable[Snapshot], clock: ServerClock, seen: Snapshot) -> bool:
+    """Whether `seen` (one of `history`) was handled early enough in its window to tell."""
+    window = next((w for w in windows(history, clock) if seen in w.members), None)
+    return window is not None and window.settled(seen)
 
 
 @dataclass(frozen=True)
@@ -195,8 +246,8 @@ def counting(history: Iterable[Snapshot], clock: ServerClock) -> Counting:
     as there were requests. A value of 0 counts once (a server past its limit stays at 0: that
     is LIM-429-WHEN-EXCEEDED's business, not counting's)."""
     steps = fall = 0
-    for window in windows(history):
-        values = [s.remaining for s in window if s.counted and clock.settled(s)]
+    for window in windows(history, clock):
+        values = [s.remaining for s in window.members if s.counted and window.settled(s)]
         values = [v for v in values if v] + ([0] if 0 in values else [])  # type: ignore[misc]
         if len(values) >= 2:
             steps += len(values) - 1
@@ -210,14 +261,15 @@ def served_beyond_limit(
     """A request served although its window's quota was spent: a second settled response
     showing Remaining 0 (when Remaining is known to count), or more settled responses served in
     one window than its Limit."""
-    for window in windows(history):
+    for window in windows(history, clock):
         served = sorted(
-            (s for s in window if s.served and clock.settled(s)), key=lambda s: s.received
+            (s for s in window.members if s.served and window.settled(s)),
+            key=lambda s: s.received,
         )
         zeros = [s for s in served if s.remaining == 0]
         if counting_holds and len(zeros) > 1:
             return zeros[-1]
-        if served and len(served) > served[0].limit:  # type: ignore[operator]
+        if len(served) > window.limit:
             return served[-1]
     return None
 
@@ -228,68 +280,92 @@ def refused_within_quota(
     """A settled 429 in a window of the per-minute limit where no served response showed
     Remaining 0: the request was refused while quota was left. (When the headers report the
     daily limit, a 429 from the per-minute limit is legitimate whatever Remaining says.)"""
-    for window in windows(history):
-        if window[0].limit != per_minute:
+    for window in windows(history, clock):
+        if window.limit != per_minute:
             continue
-        refused = [s for s in window if s.status == 429 and clock.settled(s)]
-        if refused and not any(s.served and s.remaining == 0 for s in window):
+        refused = [s for s in window.members if s.status == 429 and window.settled(s)]
+        if refused and not any(s.served and s.remaining == 0 for s in window.members):
             return min(refused, key=lambda s: s.received)
     return None
 
 
-def refused_after_quota(history: list[Snapshot], per_minute: int | None) -> Snapshot | None:
+def refused_after_quota(
+    history: list[Snapshot], per_minute: int | None, clock: ServerClock
+) -> Snapshot | None:
     """A 429 in a window of the per-minute limit that had served its whole quota: the plainest
     proof that the quota was honoured, whatever Remaining said and whenever it came."""
-    for window in windows(history):
-        limit = window[0].limit
-        if limit != per_minute:
+    for window in windows(history, clock):
+        if window.limit != per_minute:
             continue
-        served = sum(1 for s in window if s.counted)
-        refused = [s for s in window if s.status == 429]
-        if refused and served >= limit:  # type: ignore[operator]
+        served = sum(1 for s in window.members if s.counted)
+        refused = [s for s in window.members if s.status == 429]
+        if refused and served >= window.limit:
             return refused[0]
     return None
 
 
 @dataclass(frozen=True)
-class EndpointChange:
-    """Two requests of one key, one after the other, on different endpoints."""
+class Detour:
+    """A request on one endpoint, one on another, and one back on the first, in a row, in one
+    window, settled, within a second: with one count per caller Remaining falls by two from
+    the first to the last; with a count per endpoint, by one (the detour did not count)."""
 
-    before: Snapshot
-    after: Snapshot
-    clock: ServerClock
+    first: Snapshot
+    other: Snapshot
+    back: Snapshot
+
+    @property
+    def across_paths(self) -> bool:
+        """Through another path, not only another method: what a limiter keyed by path shows."""
+        return self.first.path != self.other.path
 
     @property
     def problem(self) -> str | None:
-        before, after = self.before, self.after
-        where = f"{after.endpoint} after {before.endpoint}"
-        if after.reset < before.reset - 1:  # type: ignore[operator]
-            return (
-                f"X-RateLimit-Reset went back from {before.reset:.0f} to {after.reset:.0f} on "
-                f"{where}: each endpoint has a window of its own"
-            )
-        same_window = after.reset == before.reset
+        if self.back.remaining != self.first.remaining - 1:  # type: ignore[operator]
+            return None
+        return (
+            f"X-RateLimit-Remaining went {self.first.remaining} on {self.first.endpoint}, "
+            f"{self.other.remaining} on {self.other.endpoint}, {self.back.remaining} back on "
+            f"{self.first.endpoint}, in one window: the request on {self.other.endpoint} did "
+            f"not count against the quota of {self.first.endpoint}"
+        )
+
+
+def detours(history: list[Snapshot], clock: ServerClock) -> list[Detour]:
+    """Every A, B, A of one key's history (in send order) that can be judged: one window, all
+    settled and counted, on documented endpoints, within DETOUR_SECONDS (a sliding-window
+    counter that decays with time gives back little in that)."""
+    found = []
+    by_member = {id(s): w for w in windows(history, clock) for s in w.members}
+    for first, other, back in zip(history, history[1:], history[2:], strict=False):
+        window = by_member.get(id(first))
         if (
-            same_window
-            and self.clock.settled(before)
-            and self.clock.settled(after)
-            and after.remaining > before.remaining + RISE_TOLERANCE  # type: ignore[operator]
+            window is not None
+            and by_member.get(id(other)) is window
+            and by_member.get(id(back)) is window
+            and first.endpoint == back.endpoint != other.endpoint
+            and all(s.counted and window.settled(s) for s in (first, other, back))
+            and all(s.path.startswith(DOCUMENTED) for s in (first, other))
+            and back.received - first.exchange.started_at <= DETOUR_SECONDS
+        ):
+            found.append(Detour(first, other, back))
+    return found
+
+
+def reset_went_back(history: list[Snapshot]) -> str | None:
+    """Consecutive responses (in send order) of one key on different endpoints, of one limit,
+    whose Reset went back by more than the jitter: each endpoint has a window of its own (a
+    caller's window only moves forward)."""
+    for before, after in zip(history, history[1:], strict=False):
+        if (
+            before.complete
+            and after.complete
+            and before.limit == after.limit
+            and before.endpoint != after.endpoint
+            and after.reset < before.reset - JITTER  # type: ignore[operator]
         ):
             return (
-                f"X-RateLimit-Remaining rose from {before.remaining} to {after.remaining} on "
-                f"{where}, in the same window: each endpoint has a quota of its own"
+                f"X-RateLimit-Reset went back from {before.reset:.0f} on {before.endpoint} to "
+                f"{after.reset:.0f} on {after.endpoint}: each endpoint has a window of its own"
             )
-        return None
-
-
-def endpoint_changes(history: list[Snapshot], clock: ServerClock) -> list[EndpointChange]:
-    """Consecutive responses (in send order) of one key on different endpoints, both reporting
-    the same limit: where one counter per caller shows, or per-endpoint counters do."""
-    return [
-        EndpointChange(before, after, clock)
-        for before, after in zip(history, history[1:], strict=False)
-        if before.complete
-        and after.complete
-        and before.limit == after.limit
-        and before.endpoint != after.endpoint
-    ]
+    return None

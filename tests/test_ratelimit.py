@@ -13,11 +13,15 @@ from conformance.ratelimit import (
     ServerClock,
     Snapshot,
     counting,
-    endpoint_changes,
+    detours,
     of_the_key,
+    refused_after_quota,
     refused_within_quota,
+    reset_went_back,
     served_beyond_limit,
+    settled_in_its_window,
     snapshot,
+    windows,
 )
 
 NOW = 1_740_830_400.0
@@ -114,9 +118,13 @@ def test_a_429_is_neither_served_nor_counted_but_a_400_is_counted():
 # -- the server's clock, and what a sliding window cannot have changed unseen --------------
 
 
+def settled(seen: Snapshot) -> bool:
+    return settled_in_its_window([seen], SAME, seen)
+
+
 def test_a_response_a_second_before_its_reset_is_settled():
-    assert SAME.settled(snap(5, at=RESET - 1.5))
-    assert not SAME.settled(snap(5, at=RESET - 0.5))
+    assert settled(snap(5, at=RESET - 1.5))
+    assert not settled(snap(5, at=RESET - 0.5))
 
 
 def test_a_remote_servers_clock_is_read_from_its_freshest_date_erring_late():
@@ -130,7 +138,9 @@ def test_a_remote_servers_clock_is_read_from_its_freshest_date_erring_late():
     seen = Snapshot(fresh, PER_MINUTE, 5, NOW - 3597)
     assert clock.handled_from(seen) == pytest.approx(NOW - 3600.01)
     assert clock.handled_by(seen) == pytest.approx(NOW - 3598)
-    assert clock.settled(seen) and not clock.settled(Snapshot(fresh, PER_MINUTE, 5, NOW - 3598))
+    assert settled_in_its_window([seen], clock, seen)
+    later = Snapshot(fresh, PER_MINUTE, 5, NOW - 3598)
+    assert not settled_in_its_window([later], clock, later)
 
 
 def test_a_server_on_this_machine_keeps_our_time_however_stale_its_date():
@@ -239,23 +249,74 @@ def test_a_429_under_daily_headers_is_not_judged_against_remaining():
     assert refused_within_quota(history, PER_MINUTE, SAME) is None
 
 
-# -- one count per caller -------------------------------------------------------------------
+# -- a Reset that jitters by a second ----------------------------------------------------------
+
+
+def jittering(start: int, count: int) -> list[Snapshot]:
+    """One fixed window whose Reset is read as now + a TTL in whole seconds: it wanders
+    between two values, back and forth, as the time's fraction goes round."""
+    return [snap(start - i, reset=RESET + (i % 3 == 1), at=NOW + i * 0.01) for i in range(count)]
+
+
+def test_a_reset_that_jitters_by_a_second_is_still_one_window():
+    history = jittering(59, 20)
+    assert len(windows(history, SAME)) == 1
+    assert tally_of(history).problem is None  # split in two, each half would fall by 1.5
+
+
+def test_a_429_whose_reset_jittered_still_follows_its_remaining_0():
+    history = jittering(3, 4) + [snap(0, status=429, reset=RESET + 1, at=NOW + 0.05)]
+    assert refused_within_quota(history, PER_MINUTE, SAME) is None
+
+
+def test_a_sliding_windows_reset_moving_on_is_another_window():
+    earlier = falling(59, 5)
+    moved = falling(55, 5, reset=RESET + 1)
+    later = [
+        Snapshot(exchange(at=NOW + 1 + i * 0.01), PER_MINUTE, s.remaining, s.reset)
+        for i, s in enumerate(moved)
+    ]
+    assert len(windows(earlier + later, SAME)) == 2
+
+
+def test_a_whole_quota_served_before_a_429_proves_it_honoured():
+    history = falling(59, 60) + [snap(0, status=429, at=NOW + 1)]
+    assert refused_after_quota(history, PER_MINUTE, SAME) is history[-1]
+    assert refused_after_quota(history[:30] + history[-1:], PER_MINUTE, SAME) is None
+
+
+# -- one count per caller ---------------------------------------------------------------------
+
+
+def detour(first: int, other: int, back: int) -> list[Snapshot]:
+    return [
+        snap(first, at=NOW),
+        snap(other, at=NOW + 0.01, path="/v1/store/orders"),
+        snap(back, at=NOW + 0.02),
+    ]
 
 
 def test_one_counter_across_endpoints_shows_no_problem():
-    history = [
-        snap(59 - i, at=NOW + i * 0.1, path=("/v1/categories", "/v1/store/orders")[i % 2])
-        for i in range(6)
+    [found] = detours(detour(40, 39, 38), SAME)
+    assert found.problem is None
+
+
+def test_a_quota_per_endpoint_shows_as_a_detour_that_did_not_count():
+    [found] = detours(detour(40, 59, 39), SAME)
+    assert "the request on GET /v1/store/orders did not count" in found.problem
+    [same_level] = detours(detour(40, 41, 39), SAME)  # the two counts happen to be close
+    assert same_level.problem is not None
+
+
+def test_a_detour_late_in_its_window_or_through_an_unknown_path_is_not_judged():
+    late = [
+        Snapshot(exchange(at=RESET - 0.5 + i * 0.01), PER_MINUTE, r, RESET)
+        for i, r in enumerate((40, 59, 39))
     ]
-    changes = endpoint_changes(history, SAME)
-    assert len(changes) == 5 and not any(change.problem for change in changes)
-
-
-def test_a_quota_per_endpoint_shows_as_remaining_rising_on_another_endpoint():
-    history = falling(40, 5) + [snap(59, at=NOW + 0.2, path="/v1/store/orders")]
-    [change] = endpoint_changes(history, SAME)
-    assert "rose from 36 to 59" in change.problem
-    assert "GET /v1/store/orders after GET /v1/categories" in change.problem
+    assert detours(late, SAME) == []
+    unknown = detour(40, 40, 39)
+    unknown[1] = snap(40, at=NOW + 0.01, path="/v1/no-such-path")
+    assert detours(unknown, SAME) == []
 
 
 def test_a_window_per_endpoint_shows_as_reset_going_back():
@@ -264,13 +325,9 @@ def test_a_window_per_endpoint_shows_as_reset_going_back():
         snap(59, reset=RESET + 12, path="/v1/pets/1", at=NOW + 0.1),
         snap(49, reset=RESET, at=NOW + 0.2),
     ]
-    problems = [change.problem for change in endpoint_changes(history, SAME) if change.problem]
-    assert problems and "went back" in problems[0]
-
-
-def test_a_sliding_counter_may_give_back_a_request_or_two():
-    history = [snap(40), snap(42, path="/v1/store/orders", at=NOW + 0.5)]
-    assert endpoint_changes(history, SAME)[0].problem is None
+    problem = reset_went_back(history)
+    assert problem is not None and "went back" in problem
+    assert reset_went_back(jittering(59, 10)) is None
 
 
 def test_the_key_history_leaves_out_401s_and_other_keys_and_is_in_send_order():

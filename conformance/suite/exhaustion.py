@@ -26,7 +26,9 @@ from conformance.ratelimit import (
     counting,
     refused_after_quota,
     refused_within_quota,
+    settled_in_its_window,
     snapshot,
+    windows,
 )
 from conformance.response_checks import retry_after_seconds
 from conformance.settings import Settings
@@ -115,7 +117,7 @@ def judge_quota(
     where Remaining is known to count, a settled 429 that no Remaining 0 preceded disproves
     it, and a settled 429 that one did proves it. A 429 in its window's last second (where a
     sliding window may have given a request back unseen) proves nothing either way."""
-    honoured = refused_after_quota(burst.history, per_minute)
+    honoured = refused_after_quota(burst.history, per_minute, clock)
     if honoured is not None:
         expect("LIM-QUOTA-HONOURED", True, "refused once the quota was served", honoured.exchange)
         return
@@ -132,7 +134,7 @@ def judge_quota(
         )
         return
     refused = burst.refused
-    if refused is not None and refused.status == 429 and clock.settled(refused):
+    if refused is not None and refused.status == 429 and settled(burst, clock, refused):
         expect("LIM-QUOTA-HONOURED", True, "refused after Remaining 0", refused.exchange)
 
 
@@ -143,7 +145,7 @@ def judge_enforcement(burst: Burst, clock: ServerClock) -> None:
             "LIM-429-WHEN-EXCEEDED",
             False,
             f"a request beyond the limit must be answered 429, but it was served: "
-            f"{served_in_window(burst, beyond)} requests of this key were served in the "
+            f"{served_in_window(burst, clock, beyond)} requests of this key were served in the "
             f"window of X-RateLimit-Reset {beyond.reset}, with a limit of {beyond.limit}",
             beyond.exchange,
         )
@@ -157,7 +159,7 @@ def judge_enforcement(burst: Burst, clock: ServerClock) -> None:
             f"a request beyond the limit must be answered 429, got {refused.status}",
             refused.exchange,
         )
-    elif refused is not None and clock.settled(refused):
+    elif refused is not None and settled(burst, clock, refused):
         expect(
             "LIM-429-WHEN-EXCEEDED", True, "a request beyond the limit got 429", refused.exchange
         )
@@ -178,10 +180,13 @@ def judge_enforcement(burst: Burst, clock: ServerClock) -> None:
         )
 
 
-def served_in_window(burst: Burst, beyond: Snapshot) -> int:
-    return sum(
-        1 for s in burst.history if s.served and (s.limit, s.reset) == (beyond.limit, beyond.reset)
-    )
+def settled(burst: Burst, clock: ServerClock, seen: Snapshot) -> bool:
+    return settled_in_its_window(burst.history, clock, seen)
+
+
+def served_in_window(burst: Burst, clock: ServerClock, beyond: Snapshot) -> int:
+    window = next(w for w in windows(burst.history, clock) if beyond in w.members)
+    return sum(1 for s in window.members if s.served)
 
 
 def check_refusal(refused: Snapshot, per_minute: int | None) -> None:
