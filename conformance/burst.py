@@ -50,8 +50,12 @@ WINDOWS_OF_SLACK = 2
 """Headers that report the day's window hide where a minute ends: a fixed-window limiter may
 serve up to twice its per-minute limit across one minute boundary, so that is the ceiling."""
 MIN_ROUND_TRIP = 0.001
-MAX_REFUSALS = 2
-"""Waves ending in a refusal before the burst judges with what it has."""
+MAX_REFUSALS = 3
+"""Waves ending in a refusal before the burst judges with what it has: the first, and two more
+where a 429 came in its window's last second."""
+FALLBACK_CONNECTIONS = 8
+"""Connections of a wave that cannot be landed as planned: enough to keep the checker busy;
+more only add each their own overhead on a machine that is short of CPU, not of round trips."""
 FRESH_WINDOW_TRIES = 3
 """Plans tried in all before a wave goes anyway: the current window, and two fresh ones."""
 
@@ -204,7 +208,7 @@ class Spender:
             burst.add([snapshot(fresh)])
             if burst.refused is not None:
                 return None
-        return wave or Wave(wanted, min(MAX_CONNECTIONS, wanted))  # as fast as a client may
+        return wave or Wave(wanted, min(FALLBACK_CONNECTIONS, wanted))
 
     def wave_size(self, latest: Snapshot, figure: int) -> int:
         if latest.limit == figure and latest.remaining is not None:

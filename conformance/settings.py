@@ -51,13 +51,13 @@ SCENARIO_BUDGET = 400
 """Requests a full run keeps for everything but the exhaustion: scenarios and generated tests."""
 EXHAUSTION_MARGIN = 10
 """Requests the exhaustion needs beyond its waves: probes, the main key's two, the recovery."""
-SPENDING_CEILING = 3
+SPENDING_CEILING = 4
 """Most minutes' quotas the exhaustion may spend (conformance.burst: two where the headers hide
-the minute's window, one more where a 429 came too late in its window to tell anything)."""
+the minute's window, two more where 429s came too late in their windows to tell anything)."""
 
 
 def exhaustion_reserve(per_minute: int | None) -> int:
-    """Requests a full run keeps for exhausting a key: three minutes' quota and a margin."""
+    """Requests a full run keeps for exhausting a key: four minutes' quota and a margin."""
     return SPENDING_CEILING * (per_minute or 60) + EXHAUSTION_MARGIN
 
 

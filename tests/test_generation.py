@@ -270,9 +270,9 @@ def test_a_free_plan_keeps_the_main_key_within_two_windows(plan):
 
 
 def test_a_smaller_budget_gives_fewer_requests_and_keeps_the_reserve():
-    assert generated_request_budget(300, 60) == 33  # (300 - 190) * 0.3
-    assert generated_request_budget(200, 60) == 3
-    assert generated_request_budget(190, 60) == 0
+    assert generated_request_budget(360, 60) == 33  # (360 - 250) * 0.3
+    assert generated_request_budget(260, 60) == 3
+    assert generated_request_budget(250, 60) == 0
     assert generated_request_budget(10, 60) == 0
     for budget in range(0, 2_000, 7):
         share = generated_request_budget(budget, 300)

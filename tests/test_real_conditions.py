@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from conformance.spec import catalogue
-from tests.checker_runs import CheckerRun, new_keys, run_checker, run_command
+from tests.checker_runs import MINUTE_SECONDS, CheckerRun, new_keys, run_checker, run_command
 from tests.double import running_double
 from tests.servers import reference_args, start_reference
 from tests.tcp_proxy import TcpProxy
@@ -133,7 +133,7 @@ class Case:
     faults: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
     plan: str = "free"
-    minute_seconds: float = 2.0
+    minute_seconds: float = MINUTE_SECONDS
     fails: str | None = None  # the requirement a fault must fail; None for a conformant double
 
     def run(self, report_dir: Path) -> CheckerRun:
