@@ -14,6 +14,7 @@ promises hold for the whole run, whatever a test does:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json as jsonlib
 import random
 import re
@@ -101,7 +102,9 @@ class Exchange:
     started_at: float
     elapsed: float
     _full_body: str = field(default="", repr=False, compare=False)
-    _curl: str = field(default="", repr=False, compare=False)
+    # Made on first use: only a failure's evidence needs it, and a body that a shell line
+    # cannot carry is then written to a file, which a passing run should not leave behind.
+    _curl: str | Callable[[], str] = field(default="", repr=False, compare=False)
 
     def header(self, name: str) -> str | None:
         """First value of a response header; names compare case-insensitively (RFC 9110 §5.1)."""
@@ -134,6 +137,8 @@ class Exchange:
 
     def curl(self) -> str:
         """A shell line that repeats the request; keys appear as $PETSTORE_API_KEY and kin."""
+        if callable(self._curl):
+            self._curl = self._curl()
         return self._curl
 
     def to_dict(self) -> dict[str, Any]:
@@ -645,8 +650,13 @@ class ConformanceClient:
             started_at=started_at,
             elapsed=elapsed,
             _full_body=full_body,
-            _curl=self._curl_line(
-                request.method, str(request.url), sent_headers, request.content, exchange_id
+            _curl=functools.partial(
+                self._curl_line,
+                request.method,
+                str(request.url),
+                sent_headers,
+                request.content,
+                exchange_id,
             ),
         )
         with self._lock:

@@ -685,6 +685,17 @@ def test_a_body_a_shell_line_cannot_carry_goes_to_a_file_beside_the_report(body,
     assert run_curl_arguments(line, tmp_path) == server.seen[0][1].content == body
 
 
+def test_a_body_file_is_written_only_when_its_curl_line_is_shown(tmp_path):
+    # A passing run shows no curl line; it must not leave a megabyte of body in the reports.
+    body_dir = tmp_path / "request-bodies"
+    client, _ = make_client(body_dir=body_dir)
+    exchange = client.post("/categories", content=b"x" * 9_000, headers=JSON)
+    assert not body_dir.exists()
+    line = exchange.curl()
+    assert [p.name for p in body_dir.iterdir()] == [f"request-{exchange.id}.bin"]
+    assert exchange.curl() == line
+
+
 def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target():
     # A listening socket is enough: the request fails in our HTTP layer before any answer.
     with socket.socket() as listener:
