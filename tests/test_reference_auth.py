@@ -6,6 +6,7 @@ import base64
 
 import pytest
 
+from conformance.reference.auth import bearer_token
 from tests.servers import assert_error, rate_limit_headers, reference_client
 
 KEY = "auth-test-key-1"
@@ -29,6 +30,7 @@ BAD_CREDENTIALS = {
     "empty token": ({"Authorization": "Bearer"}, None, True),
     "two spaces": ({"Authorization": f"Bearer  {KEY}"}, None, True),
     "two tokens": ({"Authorization": f"Bearer {KEY} {KEY}"}, None, True),
+    "a tab inside": ({"Authorization": f"Bearer {KEY}\t{KEY}"}, None, True),
     "basic scheme": (
         {"Authorization": "Basic " + base64.b64encode(f"{KEY}:".encode()).decode()},
         None,
@@ -50,6 +52,14 @@ def test_bad_credentials_get_401_with_challenge(client, case, method, path, body
     assert challenge.startswith('Bearer realm="petstore"'), challenge
     assert ('error="invalid_token"' in challenge) == token_given, challenge
     rate_limit_headers(response)
+
+
+@pytest.mark.parametrize(
+    "value", [b"Bearer a\xa0b", b"Bearer a\x0bb", b"Bearer a\x1fb", b"Bearer "]
+)
+def test_a_token_with_any_blank_is_malformed(value):
+    # Any character str.isspace() counts, beyond what a proxy would turn into a plain space.
+    assert bearer_token({"headers": [(b"authorization", value)]}) == (True, None)
 
 
 @pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])

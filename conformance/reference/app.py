@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from conformance.reference.accesslog import AccessLogMiddleware
@@ -103,15 +103,11 @@ def create_app(settings: Settings, *, access_log: bool = True) -> ASGIApp:
             await categories.close()
 
     api = Starlette(
+        # Whole paths rather than a Mount("/v1"): the same answers, one router fewer per request.
         routes=[
-            Mount(
-                "/v1",
-                routes=[
-                    Route("/categories", categories_endpoint, methods=["GET", "POST"]),
-                    Route("/pets/{petId}", get_pet, methods=["GET"]),
-                    Route("/store/orders", list_orders, methods=["GET"]),
-                ],
-            )
+            Route("/v1/categories", categories_endpoint, methods=["GET", "POST"]),
+            Route("/v1/pets/{petId}", get_pet, methods=["GET"]),
+            Route("/v1/store/orders", list_orders, methods=["GET"]),
         ],
         exception_handlers={
             ApiError: _api_error,

@@ -79,7 +79,7 @@ def bearer_token(scope: Scope) -> tuple[bool, str | None]:
     scheme, sep, token = raw.partition(" ")
     if scheme.lower() != "bearer":
         return False, None
-    if not sep or not token or any(ch.isspace() for ch in token):
+    if not sep or token.split() != [token]:  # empty, or a blank (str.isspace) inside
         return True, None
     return True, token
 
