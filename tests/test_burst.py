@@ -13,7 +13,8 @@ import pytest
 
 from conformance.burst import CPU_PER_REQUEST, MAX_CONNECTIONS, Spender, Wave, plan_wave
 from conformance.client import ConformanceClient
-from conformance.ratelimit import snapshot
+from conformance.ratelimit import ServerClock, snapshot
+from conformance.suite.exhaustion import why_beyond
 
 KEY = "sk-burst-test-key"
 
@@ -127,3 +128,36 @@ def test_every_request_of_the_burst_is_recorded_and_counted():
     assert len(client.exchanges) == 61
     assert {e.key_label for e in client.exchanges} == {"main"}
     assert all(KEY not in e.curl() for e in client.exchanges)
+
+
+def spent_before(server: FixedWindowServer, requests: int) -> FixedWindowServer:
+    server.used = requests
+    return server
+
+
+# Servers made when the test runs: a window opens when its server is made.
+BEYOND_CASES = {
+    "never enforced": (
+        lambda: FixedWindowServer(enforce=False),
+        "61 requests of this key were served in the window",
+    ),
+    "one late": (lambda: FixedWindowServer(slack=1), "with a limit of 60"),
+    # five requests of this key went before the burst: it sees only 56 served
+    "one late, seen with Remaining 0": (
+        lambda: spent_before(FixedWindowServer(slack=1), 5),
+        "2 requests were served in the window of X-RateLimit-Reset",
+    ),
+    "day window shown": (
+        lambda: FixedWindowServer(reported=1_000, enforce=False),
+        "served within a minute, more than 2 minutes' quota of the plan",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BEYOND_CASES)
+def test_the_failure_names_the_evidence_of_the_request_beyond(case):
+    make_server, evidence = BEYOND_CASES[case]
+    burst, client = spend(make_server())
+    why = why_beyond(burst, ServerClock.of(client.exchanges), burst.beyond)
+    assert evidence in why
+    assert "limit of 60" not in why or why.startswith("61 ")  # never "60 served, limit 60"

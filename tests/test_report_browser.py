@@ -153,6 +153,14 @@ def test_the_failing_report_shows_expected_and_stale_entries_and_the_regression(
     assert f"{STALE_ID}\tstale: the requirement passed; remove this entry" in baseline
     comparison = page.evaluate("document.getElementById('psc-comparison').innerText")
     assert f"regression\t{FAULT_ID}\tpassed\tfailed" in comparison
+    # The failed requirement is the first row, and its evidence opens in place: the 401, its
+    # headers and a curl line that names the key by its variable.
+    assert visible_rows(page)[0] == FAULT_ID
+    evidence = page.evaluate(
+        "(() => { const d = document.querySelector('#psc-matrix tbody tr .psc-evidence');"
+        " d.open = true; return d.innerText; })()"
+    )
+    assert "-> 401 Unauthorized" in evidence and "reproduce:" in evidence
     page.screenshot(screenshots(tmp_path) / "failing-first-sight.png", full_page=False)
     page.screenshot(screenshots(tmp_path) / "failing-whole.png")
 
@@ -168,10 +176,15 @@ def test_the_matrix_filters_by_outcome_and_by_area(failing, browser):
     choose(page, "psc-outcome", "not-tested")
     assert visible_rows(page) == [i for i, o in outcomes.items() if o == "not-tested"]
 
+    # Unfiltered, what needs attention comes first: failed, warned, not tested, then passed.
+    rank = {"failed": 0, "warned": 1, "not-tested": 2, "passed": 3}
     choose(page, "psc-outcome", "all")
+    shown = [outcomes[i] for i in visible_rows(page)]
+    assert shown[0] == "failed"
+    assert shown == sorted(shown, key=rank.__getitem__)
     choose(page, "psc-area", "Limits")
     limits = visible_rows(page)
-    assert limits == [i for i in outcomes if i.startswith("LIM-")]
+    assert sorted(limits) == sorted(i for i in outcomes if i.startswith("LIM-"))
     assert page.evaluate("document.getElementById('psc-shown').textContent") == str(len(limits))
     choose(page, "psc-outcome", "failed")
     assert visible_rows(page) == []

@@ -79,6 +79,8 @@ AREAS = {
     "VER": "Versioning",
 }
 OUTCOME_FILTERS = ("all", "failed", "expected", "warned", "passed", "not-tested")
+# The matrix shows what needs attention first; the catalogue's order within each outcome.
+ROW_ORDER = {"failed": 0, "warned": 1, "not-tested": 2, "passed": 3}
 
 
 def css_class(text: str) -> str:
@@ -147,7 +149,7 @@ def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
     expected = certification_html.excused_ids(conclusion)
     stale = certification_html.stale_ids(conclusion)
     rows = []
-    for outcome in verdict.outcomes:
+    for outcome in sorted(verdict.outcomes, key=lambda o: ROW_ORDER.get(o.outcome, 0)):
         requirement = outcome.requirement
         tests = "<br>".join(escape(line) for line in test_functions(outcome.tests))
         tags = [outcome.outcome]
@@ -172,11 +174,19 @@ def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
 
 
 def detail_html(outcome: RequirementOutcome) -> str:
-    """The failure or the reason it was not tested, the cases left out, and any hints."""
-    detail = outcome.reason or "; ".join(failure.message for failure in outcome.failures[:2])
+    """The failure or the reason it was not tested, the cases left out, any hints, and the
+    first failure's exchange (one click away, so a failure is understood from its row)."""
+    messages = list(dict.fromkeys(failure.message for failure in outcome.failures))
+    detail = outcome.reason or "; ".join(messages[:2])
     parts = [escape(plain(detail))]
     parts += [f"<br>not tested: {escape(case)}" for case in outcome.untested_cases]
     parts += [f"<br><b>hint:</b> {escape(plain(hint))}" for hint in outcome.hints]
+    first = next((f.exchange for f in outcome.failures if f.exchange is not None), None)
+    if first is not None:
+        parts.append(
+            f"<details class='psc-evidence'><summary>evidence</summary>"
+            f"{exchange_html(first)}</details>"
+        )
     return "".join(parts)
 
 
