@@ -238,9 +238,12 @@ class Spender:
         holds = counting(burst.history, clock).problem is None
         burst.beyond = served_beyond_limit(burst.history, holds, clock)
         served = [s for s in burst.history[1:] if s.served]
+        # Only where the headers hide the minute: where they show it, its windows are judged
+        # above, and a minute shorter than 60 s (a test server's) may serve this much legitimately.
+        hidden = not any(s.limit == figure for s in served)
         quick = served and served[-1].received - served[0].exchange.started_at < 60
-        if burst.beyond is None and len(served) > WINDOWS_OF_SLACK * figure and quick:
-            # The headers hide the minute: more than two minutes' quota served, quicker than
-            # a minute, is beyond any fixed or sliding window of the plan.
+        if burst.beyond is None and hidden and len(served) > WINDOWS_OF_SLACK * figure and quick:
+            # More than two minutes' quota served, quicker than a minute, is beyond any fixed
+            # or sliding window of the plan.
             burst.beyond = served[-1]
         return burst.beyond is not None

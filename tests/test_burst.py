@@ -11,8 +11,8 @@ from email.utils import formatdate
 import httpx
 import pytest
 
-from conformance.burst import CPU_PER_REQUEST, MAX_CONNECTIONS, Spender, Wave, plan_wave
-from conformance.client import ConformanceClient
+from conformance.burst import CPU_PER_REQUEST, MAX_CONNECTIONS, Burst, Spender, Wave, plan_wave
+from conformance.client import ConformanceClient, Exchange
 from conformance.ratelimit import ServerClock, snapshot
 from conformance.suite.exhaustion import why_beyond
 
@@ -161,3 +161,39 @@ def test_the_failure_names_the_evidence_of_the_request_beyond(case):
     why = why_beyond(burst, ServerClock.of(client.exchanges), burst.beyond)
     assert evidence in why
     assert "limit of 60" not in why or why.startswith("61 ")  # never "60 served, limit 60"
+
+
+def served(reset: int, remaining: int, at: float):
+    exchange = Exchange(
+        id=0,
+        key_label="main",
+        method="GET",
+        url="http://petstore.test/v1/categories",
+        request_headers={},
+        request_body=None,
+        status=200,
+        response_headers=[
+            ("X-RateLimit-Limit", "60"),
+            ("X-RateLimit-Remaining", str(remaining)),
+            ("X-RateLimit-Reset", str(reset)),
+        ],
+        response_body="[]",
+        started_at=at,
+        elapsed=0.001,
+    )
+    return snapshot(exchange)
+
+
+def test_three_short_minutes_of_quota_in_seconds_are_no_excess_where_headers_show_the_minute():
+    # A 3-second minute (a test server's) serves its 60 three times over in nine seconds: each
+    # window within its Limit, so nothing was served beyond it, however quick it was overall.
+    start = math.floor(time.time()) - 30
+    history = [
+        served(start + 3 * w + 3, 59 - i, start + 3 * w + i * 0.01)
+        for w in range(3)
+        for i in range(60)
+    ]
+    spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
+    burst = Burst(history)
+    assert spender.judge(burst, 60) is False
+    assert burst.beyond is None
