@@ -54,8 +54,9 @@ MAX_REFUSALS = 3
 """Waves ending in a refusal before the burst judges with what it has: the first, and two more
 where a 429 came in its window's last second."""
 FALLBACK_CONNECTIONS = 8
-"""Connections of a wave that cannot be landed as planned: enough to keep the checker busy;
-more only add each their own overhead on a machine that is short of CPU, not of round trips."""
+"""Fewest connections of a wave that cannot be landed as planned: enough to keep the checker
+busy; more only add each their own overhead on a machine that is short of CPU, not of round
+trips. A wave whose round trips alone need more gets them (see `fallback_wave`)."""
 FRESH_WINDOW_TRIES = 3
 """Plans tried in all before a wave goes anyway: the current window, and two fresh ones."""
 
@@ -80,6 +81,18 @@ def plan_wave(requests: int, round_trip: float, seconds_left: float) -> Wave | N
     connections = max(1, math.ceil(requests * round_trip / usable))
     if connections > MAX_CONNECTIONS:
         return None
+    return Wave(requests, min(connections, requests))
+
+
+def fallback_wave(requests: int, round_trip: float, seconds_left: float) -> Wave:
+    """The wave that goes when none could be planned (a busy machine, a slow network): the
+    connections its round trips need to land within the window, leaving out the checker's own
+    work and the margins, between FALLBACK_CONNECTIONS and MAX_CONNECTIONS. A plan fails on a
+    busy machine because round trips measured there are long; eight connections 100 ms away
+    could not land 10,001 requests in any minute."""
+    usable = max(seconds_left - SETTLE_MARGIN, 1.0)
+    needed = math.ceil(requests * round_trip / usable)
+    connections = min(MAX_CONNECTIONS, max(FALLBACK_CONNECTIONS, needed))
     return Wave(requests, min(connections, requests))
 
 
@@ -198,7 +211,8 @@ class Spender:
             latest = burst.history[-1]
             wanted = min(self.wave_size(latest, figure), ceiling - burst.requests)
             left = self.seconds_left(latest)
-            wave = plan_wave(wanted, round_trip(self.client.exchanges, self.label), left)
+            trip = round_trip(self.client.exchanges, self.label)
+            wave = plan_wave(wanted, trip, left)
             waiting_helps = not burst.waves and latest.reset is not None and left < 60.0
             if wave is not None or not waiting_helps or tried == FRESH_WINDOW_TRIES:
                 break
@@ -208,7 +222,7 @@ class Spender:
             burst.add([snapshot(fresh)])
             if burst.refused is not None:
                 return None
-        return wave or Wave(wanted, min(FALLBACK_CONNECTIONS, wanted))
+        return wave or fallback_wave(wanted, trip, left)
 
     def wave_size(self, latest: Snapshot, figure: int) -> int:
         if latest.limit == figure and latest.remaining is not None:

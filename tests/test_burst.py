@@ -11,7 +11,15 @@ from email.utils import formatdate
 import httpx
 import pytest
 
-from conformance.burst import CPU_PER_REQUEST, MAX_CONNECTIONS, Burst, Spender, Wave, plan_wave
+from conformance.burst import (
+    CPU_PER_REQUEST,
+    MAX_CONNECTIONS,
+    Burst,
+    Spender,
+    Wave,
+    fallback_wave,
+    plan_wave,
+)
 from conformance.client import ConformanceClient, Exchange
 from conformance.ratelimit import ServerClock, snapshot
 from conformance.suite.exhaustion import why_beyond
@@ -45,6 +53,22 @@ def test_no_wave_when_the_window_is_nearly_over_or_out_of_reach():
     assert plan_wave(59, 0.002, 0.9) is None
     assert plan_wave(100_001, 0.1, 59.0) is None  # would need more than MAX_CONNECTIONS
     assert plan_wave(MAX_CONNECTIONS, 1.0, 300.0) == Wave(MAX_CONNECTIONS, 1)
+
+
+@pytest.mark.parametrize(
+    ("requests", "round_trip", "seconds_left", "connections"),
+    [
+        (60, 0.1, 1.2, 8),  # a short minute on a busy machine: eight, as ever
+        (10_001, 0.3, 58.0, 53),  # 100 ms away, measured at 300 ms on a busy runner
+        (100_001, 0.1, 59.0, MAX_CONNECTIONS),
+        (3, 0.1, 10.0, 3),
+    ],
+)
+def test_a_wave_that_cannot_be_planned_gets_the_connections_its_round_trips_need(
+    requests, round_trip, seconds_left, connections
+):
+    assert plan_wave(requests, round_trip, seconds_left) is None or requests == 3
+    assert fallback_wave(requests, round_trip, seconds_left) == Wave(requests, connections)
 
 
 class FixedWindowServer:

@@ -45,6 +45,13 @@ PLANS = {
     ),
 }
 LIMIT_NOT_HELD = ["limits-not-enforced", "limit-plus-one"]
+# A burst of 10,000 requests through the proxy within one minute takes some 40 s of CPU between
+# checker, proxy and server: a core of its own. Beside seven other busy workers on two cores it
+# cannot land in any window, so tox runs these after the parallel tests, one at a time.
+PLAN_PARAMS = [
+    pytest.param(name, marks=pytest.mark.solo) if name.startswith("enterprise") else name
+    for name in sorted(PLANS)
+]
 
 
 def musts_to_test() -> set[str]:
@@ -79,7 +86,7 @@ def test_the_reference_on_a_real_minute_passes_every_testable_must(tmp_path: Pat
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("plan", sorted(PLANS))
+@pytest.mark.parametrize("plan", PLAN_PARAMS)
 def test_the_reference_100_ms_away_on_a_real_minute_is_conformant(
     plan: str, tmp_path: Path
 ) -> None:
@@ -105,7 +112,7 @@ def test_the_reference_100_ms_away_on_a_real_minute_is_conformant(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", LIMIT_NOT_HELD)
-@pytest.mark.parametrize("plan", sorted(PLANS))
+@pytest.mark.parametrize("plan", PLAN_PARAMS)
 def test_a_limit_not_held_100_ms_away_on_a_real_minute_is_caught(
     plan: str, fault: str, tmp_path: Path
 ) -> None:
