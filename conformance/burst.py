@@ -213,7 +213,10 @@ class Spender:
             left = self.seconds_left(latest)
             trip = round_trip(self.client.exchanges, self.label)
             wave = plan_wave(wanted, trip, left)
-            waiting_helps = not burst.waves and latest.reset is not None and left < 60.0
+            # Before the first wave, and after a 429 in a window's last second (its back-off may
+            # have ended late in the next window): a wave sent late would land late again.
+            first_or_again = not burst.waves or burst.refusals > 0
+            waiting_helps = first_or_again and latest.reset is not None and left < 60.0
             if wave is not None or not waiting_helps or tried == FRESH_WINDOW_TRIES:
                 break
             until = self.clock().seconds_until(latest.reset)  # type: ignore[arg-type]
