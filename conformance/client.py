@@ -277,6 +277,21 @@ def _redact_authorization(value: str) -> str:
     return f"{scheme} {REDACTED}"
 
 
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def may_resend(error: httpx.TransportError, request: httpx.Request) -> bool:
+    """The server closed the connection as the request went out, with no response: what a
+    keep-alive connection closed for idleness (or by a proxy) does at the wrong moment. The
+    request never reached the service; a client resends an idempotent one once, on a fresh
+    connection (RFC 9110 section 9.2.2). A server that does it every time stays unreachable."""
+    return (
+        isinstance(error, httpx.RemoteProtocolError)
+        and "without sending a response" in str(error)
+        and request.method in IDEMPOTENT_METHODS
+    )
+
+
 def _unreachable_reason(error: httpx.TransportError, timeout: float) -> str:
     if isinstance(error, httpx.TimeoutException):
         return f"no response within {timeout:g} s ({type(error).__name__})"
@@ -453,13 +468,17 @@ class ConformanceClient:
         """One request on `key`, sent without pacing (a burst judges its own), inside the budget,
         recorded and checked like any other; 429s are not retried."""
         prepared = self._prepare(method, path, key, None, None, None, UNSET, None)
-        self._count_against_budget(prepared.label)
-        request = self._build(prepared)
-        started_at, started = time.time(), time.perf_counter()
-        try:
-            response = await session.send(request)
-        except httpx.TransportError as error:
-            raise self._unreachable(error, request) from None
+        for attempt in (1, 2):
+            self._count_against_budget(prepared.label)
+            request = self._build(prepared)
+            started_at, started = time.time(), time.perf_counter()
+            try:
+                response = await session.send(request)
+                break
+            except httpx.TransportError as error:
+                if attempt == 1 and may_resend(error, request):
+                    continue
+                raise self._unreachable(error, request) from None
         elapsed = time.perf_counter() - started
         return self._after_response(prepared.label, request, response, started_at, elapsed, False)
 
@@ -533,15 +552,20 @@ class ConformanceClient:
                 break
             self._gate.release()
         try:
-            request = self._build(prepared)
-            started_at, started = time.time(), time.perf_counter()
-            try:
-                response = self._http.send(request)
-            except httpx.LocalProtocolError as error:
-                # Our own request was not valid HTTP: a defect of the suite, not of the target.
-                raise ValueError(f"cannot send this request: {error}") from None
-            except httpx.TransportError as error:
-                raise self._unreachable(error, request) from None
+            for attempt in (1, 2):
+                request = self._build(prepared)
+                started_at, started = time.time(), time.perf_counter()
+                try:
+                    response = self._http.send(request)
+                    break
+                except httpx.LocalProtocolError as error:
+                    # Our own request was not valid HTTP: a defect of the suite, not the target's.
+                    raise ValueError(f"cannot send this request: {error}") from None
+                except httpx.TransportError as error:
+                    if attempt == 1 and may_resend(error, request):
+                        self._count_against_budget(prepared.label)
+                        continue
+                    raise self._unreachable(error, request) from None
             elapsed = time.perf_counter() - started
         finally:
             self._gate.release()

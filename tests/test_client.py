@@ -6,6 +6,7 @@ hours of back-off take no time and the moment each request reached the "server" 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -696,6 +697,29 @@ def test_a_body_file_is_written_only_when_its_curl_line_is_shown(tmp_path):
     assert exchange.curl() == line
 
 
+def hang_up(request: httpx.Request) -> httpx.Response:
+    raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+
+def test_a_get_on_a_connection_closed_as_it_went_out_is_sent_once_more():
+    # A keep-alive connection closed for idleness (by the server or a proxy) at that moment.
+    client, server = make_client(hang_up, httpx.Response(200, json=[]))
+    assert client.get("/categories").status == 200
+    assert len(server.seen) == 2
+    assert client.requests_per_key() == {"main": 2}
+
+
+def test_a_server_that_always_hangs_up_stays_unreachable_and_a_post_is_not_resent():
+    client, server = make_client(hang_up)
+    with pytest.raises(TargetUnreachable, match="without sending a response"):
+        client.get("/categories")
+    assert len(server.seen) == 2
+    client, server = make_client(hang_up, httpx.Response(201, json={}))
+    with pytest.raises(TargetUnreachable):
+        client.post("/categories", json={"name": "x"})
+    assert len(server.seen) == 1
+
+
 def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target():
     # A listening socket is enough: the request fails in our HTTP layer before any answer.
     with socket.socket() as listener:
@@ -705,3 +729,15 @@ def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target
         client = ConformanceClient(f"http://127.0.0.1:{port}/v1", {"main": MAIN}, timeout=2)
         with pytest.raises(ValueError, match="cannot send this request"):
             client.get("/categories", key=None, authorization="Bearer ")
+
+
+def test_a_burst_request_on_a_connection_closed_as_it_went_out_is_sent_once_more():
+    server = Server(FakeClock(), hang_up, httpx.Response(200, json=[]))
+    client = ConformanceClient(BASE, {"main": MAIN}, async_transport=httpx.MockTransport(server))
+
+    async def send() -> Exchange:
+        async with client.async_session(1) as session:
+            return await client.send_async(session, "GET", "/categories", key="main")
+
+    assert asyncio.run(send()).status == 200
+    assert len(server.seen) == 2 and client.requests_per_key() == {"main": 2}
