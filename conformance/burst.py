@@ -32,7 +32,7 @@ from conformance.ratelimit import (
     ServerClock,
     Snapshot,
     counting,
-    served_beyond_limit,
+    excess,
     settled_in_its_window,
     snapshot,
 )
@@ -142,6 +142,7 @@ class Burst:
     history: list[Snapshot]
     refused: Snapshot | None = None  # the first response of the latest wave not served
     beyond: Snapshot | None = None  # a response served beyond its window's quota
+    beyond_evidence: str = ""  # what showed it beyond
     waves: list[Wave] = field(default_factory=list)
     refusals: int = 0  # waves that ended in a refusal
 
@@ -253,14 +254,21 @@ class Spender:
         """True when a window served beyond its quota (the fault is evident: stop)."""
         clock = self.clock()
         holds = counting(burst.history, clock).problem is None
-        burst.beyond = served_beyond_limit(burst.history, holds, clock)
+        found = excess(burst.history, holds, clock)
+        if found is not None:
+            burst.beyond, burst.beyond_evidence = found.seen, found.evidence
+            return True
         served = [s for s in burst.history[1:] if s.served]
         # Only where the headers hide the minute: where they show it, its windows are judged
         # above, and a minute shorter than 60 s (a test server's) may serve this much legitimately.
         hidden = not any(s.limit == figure for s in served)
         quick = served and served[-1].received - served[0].exchange.started_at < 60
-        if burst.beyond is None and hidden and len(served) > WINDOWS_OF_SLACK * figure and quick:
+        if hidden and len(served) > WINDOWS_OF_SLACK * figure and quick:
             # More than two minutes' quota served, quicker than a minute, is beyond any fixed
             # or sliding window of the plan.
             burst.beyond = served[-1]
+            burst.beyond_evidence = (
+                f"{len(served)} requests of this key were served within a minute, more than "
+                f"{WINDOWS_OF_SLACK} minutes' quota of the plan"
+            )
         return burst.beyond is not None

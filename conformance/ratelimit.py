@@ -255,12 +255,18 @@ def counting(history: Iterable[Snapshot], clock: ServerClock) -> Counting:
     return Counting(steps, fall)
 
 
-def served_beyond_limit(
-    history: list[Snapshot], counting_holds: bool, clock: ServerClock
-) -> Snapshot | None:
+@dataclass(frozen=True)
+class Excess:
+    """A response served beyond its window's quota, and the evidence that shows it."""
+
+    seen: Snapshot
+    evidence: str
+
+
+def excess(history: list[Snapshot], counting_holds: bool, clock: ServerClock) -> Excess | None:
     """A request served although its window's quota was spent: a second settled response
     showing Remaining 0 (when Remaining is known to count), or more settled responses served in
-    one window than its Limit."""
+    one window than its Limit. The evidence names the count where it is over the Limit."""
     for window in windows(history, clock):
         served = sorted(
             (s for s in window.members if s.served and window.settled(s)),
@@ -268,10 +274,32 @@ def served_beyond_limit(
         )
         zeros = [s for s in served if s.remaining == 0]
         if counting_holds and len(zeros) > 1:
-            return zeros[-1]
+            seen = zeros[-1]
+        elif len(served) > window.limit:
+            seen = served[-1]
+        else:
+            continue
+        named = f"the window of X-RateLimit-Reset {seen.exchange.header('X-RateLimit-Reset')}"
         if len(served) > window.limit:
-            return served[-1]
+            return Excess(
+                seen,
+                f"{len(served)} requests of this key were served in {named}, "
+                f"with a limit of {window.limit}",
+            )
+        return Excess(
+            seen,
+            f"{len(zeros)} requests were served in {named} with X-RateLimit-Remaining: 0 "
+            f"(limit {window.limit}): every one after the first was beyond its quota",
+        )
     return None
+
+
+def served_beyond_limit(
+    history: list[Snapshot], counting_holds: bool, clock: ServerClock
+) -> Snapshot | None:
+    """The response of `excess`, without its evidence."""
+    found = excess(history, counting_holds, clock)
+    return found.seen if found else None
 
 
 def refused_within_quota(

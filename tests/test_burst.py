@@ -21,8 +21,7 @@ from conformance.burst import (
     plan_wave,
 )
 from conformance.client import ConformanceClient, Exchange
-from conformance.ratelimit import ServerClock, snapshot
-from conformance.suite.exhaustion import why_beyond
+from conformance.ratelimit import snapshot
 
 KEY = "sk-burst-test-key"
 
@@ -182,7 +181,7 @@ BEYOND_CASES = {
 def test_the_failure_names_the_evidence_of_the_request_beyond(case):
     make_server, evidence = BEYOND_CASES[case]
     burst, client = spend(make_server())
-    why = why_beyond(burst, ServerClock.of(client.exchanges), burst.beyond)
+    why = burst.beyond_evidence
     assert evidence in why
     assert "limit of 60" not in why or why.startswith("61 ")  # never "60 served, limit 60"
 

@@ -17,7 +17,7 @@ import pytest
 
 from conformance import checks
 from conformance.backoff import LONGEST_WAIT
-from conformance.burst import PATH, WINDOWS_OF_SLACK, Announce, Burst, Spender
+from conformance.burst import PATH, Announce, Burst, Spender
 from conformance.checks import cannot_check, expect
 from conformance.client import ConformanceClient
 from conformance.ratelimit import (
@@ -28,7 +28,6 @@ from conformance.ratelimit import (
     refused_within_quota,
     settled_in_its_window,
     snapshot,
-    windows,
 )
 from conformance.response_checks import retry_after_seconds
 from conformance.settings import Settings
@@ -145,7 +144,7 @@ def judge_enforcement(burst: Burst, clock: ServerClock) -> None:
             "LIM-429-WHEN-EXCEEDED",
             False,
             f"a request beyond the limit must be answered 429, but it was served: "
-            f"{why_beyond(burst, clock, beyond)}",
+            f"{burst.beyond_evidence}",
             beyond.exchange,
         )
     elif refused is not None and refused.status != 429:
@@ -181,27 +180,6 @@ def judge_enforcement(burst: Burst, clock: ServerClock) -> None:
 
 def settled(burst: Burst, clock: ServerClock, seen: Snapshot) -> bool:
     return settled_in_its_window(burst.history, clock, seen)
-
-
-def why_beyond(burst: Burst, clock: ServerClock, beyond: Snapshot) -> str:
-    """Which evidence showed the request beyond the limit (see `served_beyond_limit`)."""
-    window = next(w for w in windows(burst.history, clock) if beyond in w.members)
-    served = [s for s in window.members if s.served]
-    named = f"the window of X-RateLimit-Reset {beyond.exchange.header('X-RateLimit-Reset')}"
-    if len(served) > window.limit:
-        served_text = f"{len(served)} requests of this key were served in {named}"
-        return f"{served_text}, with a limit of {window.limit}"
-    zeros = sum(1 for s in served if s.remaining == 0)
-    if zeros > 1:
-        return (
-            f"{zeros} requests were served in {named} with X-RateLimit-Remaining: 0 "
-            f"(limit {window.limit}): every one after the first was beyond its quota"
-        )
-    quick = sum(1 for s in burst.history if s.served)
-    return (
-        f"{quick} requests of this key were served within a minute, more than "
-        f"{WINDOWS_OF_SLACK} minutes' quota of the plan"
-    )
 
 
 def check_refusal(refused: Snapshot, per_minute: int | None) -> None:
