@@ -120,9 +120,7 @@ class TlsOptions:
 def load_client_certificate(context: ssl.SSLContext, cert: Path, key: Path | None) -> None:
     def no_passphrase() -> str:
         # An encrypted key would make OpenSSL prompt on the terminal: a CI job would hang.
-        raise ConnectionSetupError(
-            f"--client-key {key or cert}: encrypted; give an unencrypted key"
-        )
+        raise ConnectionSetupError(f"--client-key {key or cert}: encrypted; give it unencrypted")
 
     readable("--client-cert", cert)
     if key is not None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import os
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterator
 from html import escape
@@ -139,7 +142,7 @@ def assert_clean(run: CheckerRun, *secrets: str) -> None:
         p.name: p.read_text(errors="replace") for p in run.report_dir.rglob("*") if p.is_file()
     }
     for where, text in texts.items():
-        for secret in (*run.keys, "PRIVATE KEY", *secrets):
+        for secret in (*run.keys, "PRIVATE KEY", "BEGIN CERTIFICATE", *secrets):
             assert secret not in text, f"{secret[:12]}... appears in {where}"
     assert "Traceback" not in run.output, run.describe()
 
@@ -287,3 +290,27 @@ def test_full_run_through_a_connect_proxy_names_it(tmp_path, staging, monkeypatc
     assert any(line.split()[1] == "429" for line in served)  # the exhaustion burst's too
     assert proxy.authorizations and all(a.startswith("Basic ") for a in proxy.authorizations)
     assert_clean(run, "proxy-secret")
+
+
+# -- the plain-pytest route -----------------------------------------------------------------------
+
+
+def test_plain_pytest_takes_the_same_options(tmp_path, staging: Staging) -> None:
+    command = [
+        *(sys.executable, "-m", "pytest", "--pyargs", "conformance.suite"),
+        *("-p", "no:cacheprovider", "--profile", "smoke", "--report-dir", "out"),
+        *("--base-url", staging.mtls_url, "--ca-bundle", staging.file("ca.pem")),
+        *("--client-cert", staging.file("client-cert.pem")),
+        *("--client-key", staging.file("client-key.pem")),
+    ]
+    environment = {**os.environ, "PETSTORE_API_KEY": staging.keys[0]}
+    finished = subprocess.run(
+        command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120
+    )
+    output = finished.stdout + finished.stderr
+    assert finished.returncode == 0, output[-3000:]
+    fields = json.loads((tmp_path / "out" / "conformance.json").read_text())["connection"]
+    assert fields["client_certificate"] == staging.file("client-cert.pem")
+    assert fields["tls"]["protocol"].startswith("TLS")
+    assert f"connection: TLS certificate verified against {staging.file('ca.pem')}" in output
+    assert staging.keys[0] not in output
