@@ -265,10 +265,13 @@ INSECURE_WARNING = (
 )
 
 
-def statement_fields(tls: TlsOptions, proxy: str | None, facts: TlsFacts | None) -> dict:
+def statement_fields(
+    https: bool, tls: TlsOptions, proxy: str | None, facts: TlsFacts | None
+) -> dict:
     """`conformance.json`'s `connection`: how the run reached the target (paths, never a file's
     content; the proxy without credentials)."""
     return {
+        "https": https,
         "proxy": without_credentials(proxy) if proxy else None,
         "insecure": tls.insecure,
         "ca_bundle": str(tls.ca_bundle) if tls.ca_bundle else None,
@@ -279,14 +282,13 @@ def statement_fields(tls: TlsOptions, proxy: str | None, facts: TlsFacts | None)
 
 def describe(fields: dict) -> str:
     """One line from a statement's `connection` (this run's, or a package's)."""
-    tls = fields.get("tls")
-    if fields.get("insecure"):
+    if not fields.get("https"):
+        parts = ["plain HTTP"]
+    elif fields.get("insecure"):
         parts = ["TLS certificate NOT verified (--insecure)"]
-    elif tls:
+    else:
         trusted = fields.get("ca_bundle") or "the default CAs"
         parts = [f"TLS certificate verified against {trusted}"]
-    else:
-        parts = ["plain HTTP"]
     if fields.get("client_certificate"):
         parts.append(f"client certificate {fields['client_certificate']}")
     parts.append(f"through the proxy {fields['proxy']}" if fields.get("proxy") else "no proxy")

@@ -43,7 +43,10 @@ class Run:
 
     def connection_fields(self) -> dict:
         """How the run reached the target, for the statement and the report."""
-        return connection.statement_fields(self.settings.tls, self.proxy, self.client.tls_facts)
+        https = self.settings.base_url.lower().startswith("https:")
+        return connection.statement_fields(
+            https, self.settings.tls, self.proxy, self.client.tls_facts
+        )
 
     def attach_progress(self, progress: Progress) -> None:
         """Say what the run waits for on `progress` (the console, outside pytest's capture)."""
@@ -157,7 +160,8 @@ def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClie
 def connection_warnings(run: Run) -> list[str]:
     """What the reports must say about how the target was reached: an unverified certificate,
     one about to expire (the preflight's responses brought it)."""
-    warnings = [connection.INSECURE_WARNING] if run.settings.insecure else []
+    insecure = run.settings.insecure and run.connection_fields()["https"]
+    warnings = [connection.INSECURE_WARNING] if insecure else []
     facts = run.client.tls_facts
     expiry = facts.expiry_warning() if facts else None
     return warnings + ([expiry] if expiry else [])

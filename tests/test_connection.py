@@ -65,7 +65,7 @@ def test_no_proxy_and_no_variable_mean_direct(clean_proxies) -> None:
 def test_the_proxy_is_shown_without_credentials() -> None:
     assert without_credentials("http://ci:s3cret@proxy.example:3128") == "http://proxy.example:3128"
     assert without_credentials("http://proxy.example:3128") == "http://proxy.example:3128"
-    fields = statement_fields(TlsOptions(), "http://ci:s3cret@proxy.example:3128", None)
+    fields = statement_fields(True, TlsOptions(), "http://ci:s3cret@proxy.example:3128", None)
     assert fields["proxy"] == "http://proxy.example:3128"
     assert "s3cret" not in describe(fields)
 
@@ -198,16 +198,17 @@ def test_expiry_warns_within_14_days_only() -> None:
 
 
 def test_the_connection_is_described_plainly() -> None:
-    insecure = statement_fields(TlsOptions(insecure=True), None, facts(90))
+    insecure = statement_fields(True, TlsOptions(insecure=True), None, facts(90))
     assert describe(insecure) == "TLS certificate NOT verified (--insecure), no proxy"
-    verified = statement_fields(
-        TlsOptions(ca_bundle=Path("ca.pem"), client_cert=Path("me.pem")), "http://p:1", facts(90)
-    )
+    options = TlsOptions(ca_bundle=Path("ca.pem"), client_cert=Path("me.pem"))
+    verified = statement_fields(True, options, "http://p:1", facts(90))
     assert describe(verified) == (
         "TLS certificate verified against ca.pem, client certificate me.pem, "
         "through the proxy http://p:1"
     )
-    assert describe(statement_fields(TlsOptions(), None, None)) == "plain HTTP, no proxy"
+    assert describe(statement_fields(False, TlsOptions(), None, None)) == "plain HTTP, no proxy"
+    default_trust = statement_fields(True, TlsOptions(), None, None)  # facts unread: still TLS
+    assert describe(default_trust) == "TLS certificate verified against the default CAs, no proxy"
 
 
 # -- curl lines ----------------------------------------------------------------------------------

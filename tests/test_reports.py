@@ -52,7 +52,7 @@ class FakeRun:
     proxy: str | None = None
 
     def connection_fields(self) -> dict:
-        return connection.statement_fields(self.settings.tls, self.proxy, None)
+        return connection.statement_fields(False, self.settings.tls, self.proxy, None)
 
 
 @pytest.fixture(autouse=True)
