@@ -123,6 +123,15 @@ def staging(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staging]:
         reference.stop()
 
 
+@pytest.fixture(autouse=True)
+def direct(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reach nginx directly, whatever proxy the machine running the tests is told to use; the
+    proxy test names its own."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
 def refusal(capsys: pytest.CaptureFixture[str], staging: Staging, *args: str) -> str:
     """Run the command in this process where it must stop before any test: its one line."""
     status = cli.main(["--api-key", staging.keys[0], "--profile", "smoke", *args])
@@ -273,8 +282,6 @@ def test_insecure_works_and_every_report_says_so(tmp_path, staging, capsys) -> N
 def test_full_run_through_a_connect_proxy_names_it(tmp_path, staging, monkeypatch) -> None:
     """The one full run here: the exhaustion burst too must go through the proxy, with the
     run's TLS settings."""
-    for name in ("NO_PROXY", "no_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
     logged_before = len(staging.nginx.access_log())
     with ConnectProxy() as proxy:
         monkeypatch.setenv("HTTPS_PROXY", f"http://ci-user:proxy-secret@127.0.0.1:{proxy.port}")
