@@ -237,3 +237,21 @@ def test_curl_lines_carry_the_runs_tls_options(options: TlsOptions, curl: str) -
         line = client.get("/categories").curl()
     assert line.startswith(curl + " https://staging.example/v1/categories"), line
     assert KEY not in line
+
+
+def test_an_unreachable_proxy_is_named_without_its_password() -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    proxy = f"http://ci:s3cret@127.0.0.1:{port}"
+    with (
+        ConformanceClient("https://staging.example/v1", {"main": KEY}, proxy=proxy) as client,
+        pytest.raises(TargetUnreachable) as unreachable,
+    ):
+        client.get("/categories")
+    message = str(unreachable.value)
+    assert message.startswith(
+        f"cannot reach https://staging.example/v1/categories through the proxy "
+        f"http://127.0.0.1:{port}: "
+    ), message
+    assert "s3cret" not in message and KEY not in message
