@@ -33,6 +33,9 @@ METAVARS = {
     "write_expected_failures": "FILE",
     "previous": "STATEMENT",
     "package": "FILE.zip",
+    "ca_bundle": "FILE",
+    "client_cert": "FILE",
+    "client_key": "FILE",
 }
 # `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify FILE.zip`: words no
 # run option or pytest argument starts with, so the run's own forms are unchanged.

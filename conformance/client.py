@@ -19,9 +19,10 @@ import json as jsonlib
 import random
 import re
 import shlex
+import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -40,6 +41,7 @@ from conformance.backoff import (
     reset_wait,
     retry_after_seconds,
 )
+from conformance.connection import TlsFacts, explain_failure, peer_facts, without_credentials
 
 __all__ = [
     "BudgetExhausted",
@@ -297,7 +299,7 @@ def _unreachable_reason(error: httpx.TransportError, timeout: float) -> str:
         return f"no response within {timeout:g} s ({type(error).__name__})"
     text = " ".join(str(error).split()) or type(error).__name__
     text = re.sub(r"^\[Errno -?\d+\]\s*", "", text)
-    return text[:1].lower() + text[1:]
+    return explain_failure(text) or text[:1].lower() + text[1:]
 
 
 @dataclass
@@ -336,6 +338,9 @@ class ConformanceClient:
         on_wait: WaitListener | None = None,
         body_dir: Path | None = None,
         allow_key_in_url: bool = False,
+        ssl_context: ssl.SSLContext | None = None,
+        proxy: str | None = None,
+        curl_options: Sequence[str] = (),
     ):
         self.base_url = base_url
         self.max_requests = max_requests
@@ -351,12 +356,20 @@ class ConformanceClient:
         self._async_transport = async_transport
         # Made once: a burst opens a session per connection, and loading the CA certificates
         # anew for each costs tens of milliseconds that stall every request in flight.
-        self._ssl_context = httpx.create_ssl_context()
+        self._ssl_context = ssl_context or httpx.create_ssl_context()
+        # The proxy is decided by the caller (conformance.connection), not read again by httpx
+        # from the environment: the report names the one every request went through.
+        self._proxy = proxy
+        self._curl_options = list(curl_options)  # --cacert, --cert/--key or -k, as the run
+        self.tls_facts: TlsFacts | None = None  # of the first HTTPS response
         self._lock = threading.Lock()  # budget, counts and the exchange list
         self._recorded = 0
         self._gate = threading.RLock()  # held per send; held across a burst by `exclusive()`
         self._http = httpx.Client(
             transport=transport,
+            verify=self._ssl_context,
+            proxy=proxy,
+            trust_env=False,
             timeout=timeout,
             follow_redirects=False,  # a redirect is something to check, not to follow silently
             headers=self._default_headers(),
@@ -455,6 +468,8 @@ class ConformanceClient:
         async with httpx.AsyncClient(
             transport=self._async_transport,
             verify=self._ssl_context,
+            proxy=self._proxy,
+            trust_env=False,
             timeout=self.timeout,
             follow_redirects=False,
             headers=self._default_headers(),
@@ -584,6 +599,8 @@ class ConformanceClient:
     def _unreachable(self, error: httpx.TransportError, request: httpx.Request) -> Exception:
         reason = _unreachable_reason(error, self.timeout)
         where = self._secrets.redact(str(request.url))
+        if self._proxy:
+            where += f" through the proxy {without_credentials(self._proxy)}"
         return TargetUnreachable(f"cannot reach {where}: {reason}")
 
     def _after_response(
@@ -596,6 +613,8 @@ class ConformanceClient:
         pace: bool,
     ) -> Exchange:
         exchange = self._record(label, request, response, started_at, elapsed)
+        if self.tls_facts is None and request.url.scheme == "https":
+            self.tls_facts = peer_facts(response)
         self._learn(label, exchange, pace)
         if self._on_exchange is not None:
             self._on_exchange(exchange)
@@ -692,7 +711,7 @@ class ConformanceClient:
     ) -> str:
         """A line that pastes into a shell: no raw control character, no megabyte of body."""
         word = self._secrets.shell_word
-        parts = ["curl", "-i", "-X", shlex.quote(method), word(url)]
+        parts = ["curl", "-i", *self._curl_options, "-X", shlex.quote(method), word(url)]
         for name, value in headers:
             if name.lower() not in CURL_SKIPPED_HEADERS:
                 parts += ["-H", word(f"{name}: {value}")]

@@ -14,7 +14,7 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import causes, certification, checks, hints
+from conformance import causes, certification, checks, connection, hints
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
 from conformance.reports import console, html, statement
@@ -54,6 +54,11 @@ HELP = {
     "package": "also write a zip of the reports with a manifest of sha256 hashes",
     "allow_key_in_url": "also check a key sent in the query string, with the real key in the "
     "URL (it lands in the target's access logs)",
+    "ca_bundle": "PEM file of the CAs to trust for the target's certificate (a private CA)",
+    "client_cert": "PEM client certificate, for a gateway that asks for one (mutual TLS)",
+    "client_key": "PEM private key of --client-cert (unencrypted; not needed when the "
+    "certificate file holds it)",
+    "insecure": "do not verify the target's TLS certificate (stated in every report)",
 }
 
 
@@ -384,6 +389,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         f"target {run.settings.base_url}, plan {run.settings.plan}, profile "
         f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key})"
     )
+    terminalreporter.write_line(f"connection: {connection.describe(run.connection_fields())}")
     for line in certification.console_lines(state.conclusion):
         terminalreporter.write_line(line)
     terminalreporter.write_line(f"statement: {run.settings.report_dir / 'conformance.json'}")

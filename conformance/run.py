@@ -14,7 +14,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import checks, response_checks
+from conformance import checks, connection, response_checks
 from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
@@ -38,7 +38,15 @@ class Run:
     started_at: float = field(default_factory=time.time)
     no_verdict_reason: str | None = None
     progress: Progress = field(default_factory=lambda: Progress(None))
+    proxy: str | None = None  # the proxy every request went through, as the environment named it
     _names: int = 0
+
+    def connection_fields(self) -> dict:
+        """How the run reached the target, for the statement and the report."""
+        https = self.settings.base_url.lower().startswith("https:")
+        return connection.statement_fields(
+            https, self.settings.tls, self.proxy, self.client.tls_facts
+        )
 
     def attach_progress(self, progress: Progress) -> None:
         """Say what the run waits for on `progress` (the console, outside pytest's capture)."""
@@ -110,9 +118,12 @@ def open_run(options: dict[str, Any]) -> Run:
     options["api_key"] = options.get("api_key") or ""  # missing: Settings says so in one line
     try:
         settings = Settings(**{name: value for name, value in options.items() if value is not None})
-        run = Run(settings=settings, client=make_client(settings), reference=reference)
+        # The bundled reference listens on loopback: no proxy of the environment is for it.
+        proxy = connection.proxy_for(settings.base_url) if reference is None else None
+        run = Run(settings, make_client(settings, proxy), reference=reference, proxy=proxy)
         run.warnings.extend(check_url(settings.base_url))
         preflight(run)
+        run.warnings.extend(connection_warnings(run))
     except BaseException:
         if reference is not None:
             reference.stop()
@@ -120,8 +131,13 @@ def open_run(options: dict[str, Any]) -> Run:
     return run
 
 
-def make_client(settings: Settings) -> ConformanceClient:
+def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClient:
     import random
+
+    try:
+        ssl_context = settings.tls.ssl_context()
+    except connection.ConnectionSetupError as error:
+        raise SettingsError(str(error)) from None
 
     def observe(exchange: Exchange) -> None:
         with checks.observing():
@@ -135,7 +151,20 @@ def make_client(settings: Settings) -> ConformanceClient:
         on_exchange=observe,
         body_dir=settings.report_dir / "request-bodies",
         allow_key_in_url=settings.allow_key_in_url,
+        ssl_context=ssl_context,
+        proxy=proxy,
+        curl_options=settings.tls.curl_options(),
     )
+
+
+def connection_warnings(run: Run) -> list[str]:
+    """What the reports must say about how the target was reached: an unverified certificate,
+    one about to expire (the preflight's responses brought it)."""
+    insecure = run.settings.insecure and run.connection_fields()["https"]
+    warnings = [connection.INSECURE_WARNING] if insecure else []
+    facts = run.client.tls_facts
+    expiry = facts.expiry_warning() if facts else None
+    return warnings + ([expiry] if expiry else [])
 
 
 def check_url(base_url: str) -> list[str]:
@@ -178,6 +207,11 @@ def explain_refusal(exchange: Exchange, label: str, base_url: str) -> None:
         )
     if exchange.status == 429:
         raise NoVerdict(f"the {label} API key stays rate-limited (429): try again later")
+    if connection.refused_client_certificate(exchange.status, exchange.response_body):
+        raise NoVerdict(
+            f"{base_url} answered 400: no acceptable client certificate was sent; "
+            f"{connection.CLIENT_CERT_HINT}"
+        )
     if exchange.status < 500:
         try:
             exchange.json()

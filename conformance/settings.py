@@ -10,6 +10,7 @@ from pathlib import Path
 
 from conformance import baseline, compare
 from conformance.baseline import Baseline
+from conformance.connection import TlsOptions
 
 # Requests per minute and per day of each published plan (interface document, Limits).
 PLANS: dict[str, tuple[int, int]] = {
@@ -38,10 +39,15 @@ ENVIRONMENT = {
     "previous": "PETSTORE_PREVIOUS",
     "package": "PETSTORE_PACKAGE",
     "allow_key_in_url": "PETSTORE_ALLOW_KEY_IN_URL",
+    # Staging behind HTTPS: a private CA, a gateway asking for a client certificate.
+    "ca_bundle": "PETSTORE_CA_BUNDLE",
+    "client_cert": "PETSTORE_CLIENT_CERT",
+    "client_key": "PETSTORE_CLIENT_KEY",
+    "insecure": "PETSTORE_INSECURE",
 }
 # Options that are switches: given alone on the command line, "1", "true", "yes" or "on" in
 # the environment.
-SWITCHES = ("strict", "allow_key_in_url")
+SWITCHES = ("strict", "allow_key_in_url", "insecure")
 # The run's tag in category names: no 0/o or 1/l, so that an operator reads it back right.
 TAG_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 TAG_LENGTH = 5
@@ -96,6 +102,11 @@ class Settings:
     write_expected_failures: Path | None = None
     previous: dict | None = field(default=None, repr=False, compare=False)
     package: Path | None = None
+    # TLS: paths only (the files are read by the SSL context, never into a report).
+    ca_bundle: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    insecure: bool = False  # the user's opt-out of certificate verification
 
     def __post_init__(self) -> None:
         if self.plan not in PLAN_NAMES:
@@ -115,6 +126,10 @@ class Settings:
         if self.plan in PLANS:
             return PLANS[self.plan]
         return self.requests_per_minute, self.requests_per_day
+
+    @property
+    def tls(self) -> TlsOptions:
+        return TlsOptions(self.ca_bundle, self.client_cert, self.client_key, self.insecure)
 
     @property
     def keys(self) -> dict[str, str]:
@@ -168,6 +183,9 @@ FILES = {
     "write_expected_failures": Path,
     "previous": compare.load_statement,
     "package": Path,
+    "ca_bundle": Path,
+    "client_cert": Path,
+    "client_key": Path,
 }
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pytest
 
 from tests.browser import chromium_path
+from tests.nginx import nginx_path
 from tests.servers import ReferenceProcess, reference_args, start_reference
 from tests.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
 
@@ -60,6 +61,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             _missing("{} is not reachable on {}:{}".format(name, *address))
     if item.get_closest_marker("browser") and chromium_path() is None:
         _missing("Chromium is not installed (apt-get install chromium)")
+    if item.get_closest_marker("nginx") and nginx_path() is None:
+        _missing("nginx is not installed (apt-get install nginx)")
 
 
 def _missing(reason: str) -> None:

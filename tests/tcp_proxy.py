@@ -123,7 +123,7 @@ class TcpProxy:
         try:
             if self.delay:
                 await asyncio.sleep(2 * self.delay)  # the handshake's round trip
-            upstream_reader, upstream_writer = await asyncio.open_connection(*self.upstream)
+            upstream_reader, upstream_writer = await self._open_upstream(reader, writer)
         except OSError:
             writer.transport.abort()
             return
@@ -137,6 +137,12 @@ class TcpProxy:
         self._writers -= {writer, upstream_writer}
         for side in (writer, upstream_writer):
             side.close()
+
+    async def _open_upstream(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The connection to the upstream for a client that has just connected."""
+        return await asyncio.open_connection(*self.upstream)
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Copy one direction, each chunk delivered `delay` seconds after it was read."""

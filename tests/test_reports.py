@@ -11,7 +11,7 @@ import httpx
 import pytest
 import yaml
 
-from conformance import __version__, checks, spec
+from conformance import __version__, checks, connection, spec
 from conformance.client import ConformanceClient, Exchange
 from conformance.reports import statement as statement_module
 from conformance.reports.html import evidence_html, summary_html
@@ -49,6 +49,10 @@ class FakeRun:
     warnings: list[str] = field(default_factory=list)
     created_categories: list[dict] = field(default_factory=list)
     started_at: float = STARTED
+    proxy: str | None = None
+
+    def connection_fields(self) -> dict:
+        return connection.statement_fields(False, self.settings.tls, self.proxy, None)
 
 
 @pytest.fixture(autouse=True)

@@ -62,6 +62,10 @@ def test_resolve_reads_the_environment(monkeypatch):
     monkeypatch.setenv("PETSTORE_WRITE_EXPECTED_FAILURES", "known.yaml")
     monkeypatch.setenv("PETSTORE_PACKAGE", "out/evidence.zip")
     monkeypatch.setenv("PETSTORE_ALLOW_KEY_IN_URL", "yes")
+    monkeypatch.setenv("PETSTORE_CA_BUNDLE", "pki/ca.pem")
+    monkeypatch.setenv("PETSTORE_CLIENT_CERT", "pki/client.pem")
+    monkeypatch.setenv("PETSTORE_CLIENT_KEY", "pki/client.key")
+    monkeypatch.setenv("PETSTORE_INSECURE", "1")
     options = resolve({})
     assert options == {
         "base_url": BASE,
@@ -80,6 +84,10 @@ def test_resolve_reads_the_environment(monkeypatch):
         "previous": None,  # read from its file: tests/test_compare.py
         "package": Path("out/evidence.zip"),
         "allow_key_in_url": True,
+        "ca_bundle": Path("pki/ca.pem"),
+        "client_cert": Path("pki/client.pem"),
+        "client_key": Path("pki/client.key"),
+        "insecure": True,
     }
     built = Settings(**options)
     assert built.plan_limits == (500, 20_000)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from conformance import __version__, spec
+from conformance import __version__, connection, spec
 from conformance.checks import CheckResult
 from conformance.reports import certification_html, timeline
 from conformance.reports.console import plain
@@ -95,6 +95,7 @@ def facts_table(run: Run, verdict: Verdict) -> str:
     minute, day = settings.plan_limits
     rows = [
         ("Target", settings.base_url + (" (bundled reference)" if run.reference else "")),
+        *connection_rows(run.connection_fields()),
         ("Plan", f"{settings.plan} ({minute or '?'} per minute, {day or '?'} per day)"),
         ("Profile", settings.profile + (", strict" if settings.strict else "")),
         (
@@ -115,6 +116,15 @@ def facts_table(run: Run, verdict: Verdict) -> str:
     rows += [("Warning", warning) for warning in run.warnings]
     cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
     return f"<table>{cells}</table>"
+
+
+def connection_rows(fields: dict) -> list[tuple[str, str]]:
+    """How the target was reached and, over HTTPS, the TLS facts (expiry warnings are among
+    the run's warnings)."""
+    rows = [("Connection", connection.describe(fields))]
+    if fields.get("tls"):
+        rows.append(("TLS", connection.describe_tls(fields["tls"])))
+    return rows
 
 
 def test_functions(test_ids: list[str]) -> list[str]:

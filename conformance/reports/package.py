@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from conformance import spec
+from conformance import connection, spec
 
 STATEMENT = "conformance.json"
 MANIFEST = "manifest.json"
@@ -39,6 +39,7 @@ FACTS = (
     "exit_status",
     "run_id",
     "time",
+    "connection",
 )
 OUTCOMES = {"passed", "failed", "warned", "not-tested"}
 INTACT, ALTERED, UNREADABLE = 0, 1, 2
@@ -226,7 +227,7 @@ def verify(path: Path) -> tuple[int, list[str]]:
         "(the verdict follows from the requirement outcomes); the hashes show integrity, not "
         "who made the package"
     )
-    lines += local_spec_note(manifest)
+    lines += local_spec_note(manifest) + connection_note(statement)
     return INTACT, lines
 
 
@@ -248,6 +249,18 @@ def local_spec_note(manifest: dict) -> list[str]:
     if same:
         return ["the package's openapi.yaml and interface.md are this checker's own"]
     return ["note: the package's openapi.yaml or interface.md differ from this checker's own"]
+
+
+def connection_note(statement: dict) -> list[str]:
+    """How the packaged run reached its target; said loudly when it did not verify the
+    certificate, since the hashes cannot show who answered such a run."""
+    fields = statement.get("connection")
+    if not isinstance(fields, dict):
+        return []  # a package made before the statement said so
+    line = f"connection: {connection.describe(fields)}"
+    if fields.get("insecure"):
+        line = f"warning: {connection.INSECURE_WARNING}; {line}"
+    return [line]
 
 
 def main(args: list[str]) -> int:

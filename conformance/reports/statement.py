@@ -69,6 +69,8 @@ def statement(
         "interface_sha256": spec.interface_sha256(),
         "target": settings.base_url,
         "bundled_reference": run.reference is not None,
+        # The proxy, the CAs trusted, whether the certificate was verified at all, its facts.
+        "connection": run.connection_fields(),
         "plan": settings.plan,
         "plan_limits": {
             "requests_per_minute": settings.plan_limits[0],
