@@ -41,6 +41,8 @@ SUNSET_ISO = "2028-01-01T00:00:00Z"
 SUNSET_PAST = "Mon, 01 Jun 2026 00:00:00 GMT"
 SUNSET_LINK = '<https://petstore.example.com/docs/deprecations#pets>; rel="sunset"'
 FREE = PLANS["free"]
+# The rate of callers a server does not know: no plan's figures.
+GUEST = Plan(100, 2_000)
 FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slowapi reports them
 SLOW_RESPONSE = 0.04  # seconds each response takes in the slow-responses variant
 
@@ -265,7 +267,10 @@ class PetStoreDouble:
 
     def authenticate(self, request: Request, route: Route | None) -> Caller:
         host = request.client.host if request.client else "unknown"
-        anonymous = Caller(f"address:{host}", FREE, served=False)
+        # A caller the server does not know is limited per address, at a guest rate of its own
+        # under the fault modelled on a framework's default (not the plan of the key it sent).
+        guest = GUEST if self.fault("forbidden-403-for-bad-key") else FREE
+        anonymous = Caller(f"address:{host}", guest, served=False)
         header = request.headers.get("authorization")
         if header is None:
             query_key = request.query_params.get("api_key")
@@ -518,7 +523,7 @@ class PetStoreDouble:
         return response
 
     def unauthorized(self, failure: str) -> Response:
-        if self.fault("forbidden-403-for-bad-key") and failure == "invalid":
+        if self.fault("forbidden-403-for-bad-key"):
             return self.error(403, "forbidden", "This key may not use the service.")
         if self.fault("unauthorized-plain-text"):
             response = Response("Unauthorized", 401, media_type="text/plain")

@@ -55,7 +55,9 @@ FAULTS: dict[str, Fault] = {
     ),
     "forbidden-403-for-bad-key": Fault(
         "AUTH-INVALID-KEY-401",
-        "An unknown key is answered 403 (with an Error body) instead of 401.",
+        "A missing or invalid key is answered 403 (with an Error body) instead of 401, so no "
+        "401 is ever sent; such callers are limited per address at a guest rate (100 per "
+        "minute), not by the plan of the key they sent.",
     ),
     "no-www-authenticate": Fault(
         "AUTH-WWW-AUTHENTICATE",
