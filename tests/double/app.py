@@ -388,7 +388,8 @@ class PetStoreDouble:
                 return self.error(400, "payload_too_large", "The body is over 64 KiB.")
             return self.error(413, "payload_too_large", "The body is over 64 KiB.")
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media != "application/json" and not self.fault("content-type-ignored"):
+        plain_text_name = media == "text/plain" and self.fault("plain-text-body-as-name")
+        if media != "application/json" and not self.parses_any_media_type() and not plain_text_name:
             status = 415 if self.variant("content-type-415") else 400
             return self.error(status, "unsupported_media_type", "Send application/json.")
         if not body.strip():
@@ -398,7 +399,12 @@ class PetStoreDouble:
         except (ValueError, RecursionError) as error:
             if self.fault("malformed-json-500"):
                 raise Crash("json decode") from error
-            return self.invalid("invalid_body", "The body is not valid JSON.", "json_invalid")
+            if plain_text_name:
+                data = {"name": body.decode("utf-8", errors="replace").strip()}
+            elif self.variant("json-whatever-content-type"):
+                return self.invalid("parse_error", f"JSON parse error - {error}", "json_invalid")
+            else:
+                return self.invalid("invalid_body", "The body is not valid JSON.", "json_invalid")
         if (
             self.fault("array-body-accepted")
             and isinstance(data, list)
@@ -490,6 +496,10 @@ class PetStoreDouble:
         if self.variant("charset-parameter"):
             return "application/json; charset=utf-8"
         return "application/json"
+
+    def parses_any_media_type(self) -> bool:
+        """Does the server read every body as JSON, whatever its Content-Type says?"""
+        return self.fault("content-type-ignored") or self.variant("json-whatever-content-type")
 
     def invalid(self, code: str, message: str, pydantic_type: str) -> Response:
         """A body that breaks the NewCategory schema: 400, or 422 under validation-422."""
