@@ -41,6 +41,7 @@ SUNSET_ISO = "2028-01-01T00:00:00Z"
 SUNSET_PAST = "Mon, 01 Jun 2026 00:00:00 GMT"
 SUNSET_LINK = '<https://petstore.example.com/docs/deprecations#pets>; rel="sunset"'
 FREE = PLANS["free"]
+RETRY_AFTER_TOO_SHORT = 1  # seconds, whatever the wait
 # The rate of callers a server does not know: no plan's figures.
 GUEST = Plan(100, 2_000)
 FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slowapi reports them
@@ -331,10 +332,15 @@ class PetStoreDouble:
             if not decision.allowed and self.fault("never-resets"):
                 self.blocks[identity] = Block(math.inf)
             if not decision.allowed and self.fault("retry-after-too-short"):
-                until = now + self.config.minute_seconds
-                self.blocks[identity] = Block(until)
+                # Retry-After says 1 s while the refusal lasts to the window's end, which Reset
+                # states honestly; where less than that is left, a block of a minute makes
+                # sure the retry after 1 s is refused (its Reset says so).
+                until = decision.report.end
+                if until - now < RETRY_AFTER_TOO_SHORT + 0.5:
+                    until = now + self.config.minute_seconds
+                    self.blocks[identity] = Block(until)
+                    decision.report = replace(decision.report, end=until)
                 decision.retry_at = until
-                decision.report = replace(decision.report, end=until)
         if decision.allowed:
             self.announced_retry.pop(identity, None)
             self.early_requests.pop(identity, None)
@@ -571,7 +577,7 @@ class PetStoreDouble:
         retry_at = decision.retry_at if decision.retry_at is not None else now + 1
         delay = max(1, math.ceil(retry_at - now)) + self.retry_after_padding()
         if self.fault("retry-after-too-short"):
-            value = "1"
+            value = str(RETRY_AFTER_TOO_SHORT)
         elif self.fault("retry-after-fractional"):
             value = f"{max(retry_at - now, 0.001):.3f}"
         elif self.variant("retry-after-http-date"):

@@ -285,8 +285,8 @@ WARNINGS: dict[str, Fault] = {
     ),
     "retry-after-too-short": Fault(
         "LIM-RETRY-AFTER-HONEST",
-        "Retry-After is always 1, while the first 429 starts a block of one full minute "
-        "(--minute-seconds); X-RateLimit-Reset tells the true end.",
+        "Retry-After is always 1, while the refusal lasts to the window's end (at least 1.5 s "
+        "more; a block of a minute where less is left); X-RateLimit-Reset tells the true end.",
     ),
     "content-type-ignored": Fault(
         "VAL-CONTENT-TYPE",
