@@ -6,6 +6,8 @@ on a file that cannot be used."""
 from __future__ import annotations
 
 import datetime
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -292,9 +294,9 @@ def test_a_baseline_of_a_runs_own_failures_gives_the_next_run_exit_0(tmp_path):
         first = run_checker_on(
             base_url, keys, tmp_path / "first", options=["--write-expected-failures", str(written)]
         )
-        second = run_checker_on(
-            base_url, keys, tmp_path / "second", options=["--expected-failures", str(written)]
-        )
+        package = tmp_path / "evidence.zip"
+        excused = ["--expected-failures", str(written), "--package", str(package)]
+        second = run_checker_on(base_url, keys, tmp_path / "second", options=excused)
 
     assert first.status == 1, first.describe()
     assert first.statement["failed_requirements"] == REFUSED_IDS, first.describe()
@@ -316,3 +318,11 @@ def test_a_baseline_of_a_runs_own_failures_gives_the_next_run_exit_0(tmp_path):
     assert "no verdict" not in second.output and "(exit 2)" not in second.output
     html = (second.report_dir / "report.html").read_text(encoding="utf-8")
     assert f"Exit status 0: {EXCUSED_WORDS}" in html
+    verified = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "verify", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert f"verdict {EXCUSED_WORDS} (exit 0)" in verified.stdout
