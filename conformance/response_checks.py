@@ -130,12 +130,18 @@ def check_limit_matches_plan(exchange: Exchange, limit: int, settings: Settings)
     )
 
 
+def credential_refused(exchange: Exchange) -> bool:
+    """The server did not take the request for the key's (401, or a 403 where 401 is due): it
+    counted it against someone else, under limits of its own."""
+    return exchange.status in REFUSED_CREDENTIAL
+
+
 def authenticated_as_key(exchange: Exchange, settings: Settings) -> bool:
     """Was this response made for one of the run's keys, as the server knows it? A credential
     the server refused (a 401, or a 403 where 401 is due) or one the suite sent deliberately
     wrong (`Basic <key>`, the bare key, the key in the URL) leaves the caller anonymous to the
     server, limited by rules of its own rather than by the key's plan."""
-    if exchange.key_label not in settings.keys or exchange.status in REFUSED_CREDENTIAL:
+    if exchange.key_label not in settings.keys or credential_refused(exchange):
         return False
     scheme, _, _ = (exchange.request_header("Authorization") or "").partition(" ")
     return scheme.lower() == "bearer"
