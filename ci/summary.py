@@ -19,8 +19,11 @@ def ids(entries):
 
 
 def markdown(statement, status):
-    verdict = statement.get("verdict", "no verdict")
-    lines = [f"### Pet Store conformance: {verdict} (exit {status})", ""]
+    # In words that agree with the exit status (an expected-failures file may change it).
+    result = statement.get("result") or statement.get("verdict", "no verdict")
+    if str(statement.get("exit_status", status)) != str(status):
+        result = "no verdict"
+    lines = [f"### Pet Store conformance: {result} (exit {status})", ""]
     if not statement:
         return lines + ["The checker wrote no statement: see the job log."]
     lines.append(
@@ -29,6 +32,7 @@ def markdown(statement, status):
     )
     facts = [
         ("Reason", statement.get("reason")),
+        ("Why no verdict", statement.get("result_reason")),
         ("New failures", ids(statement.get("unexpected_failures", []))),
         ("Expected failures", ids(statement.get("expected_failures", []))),
         (

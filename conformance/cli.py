@@ -137,10 +137,16 @@ def closing_line(report_dir: Path, run_id: str, status: int) -> str:
     detail = f": failed {', '.join(named)}" if failed else ""
     stale = [entry.get("id") for entry in statement.get("stale_expected_failures") or []]
     detail += f"; stale expected failures {', '.join(stale)}" if stale else ""
-    if statement.get("verdict") == "no verdict":
-        detail = f": {statement.get('reason')}"
+    # The words agree with the exit status: a baseline may excuse a failure, or leave a run that
+    # its verdict decided with no verdict; a package that could not be written ends in 2.
+    result = statement.get("result") or statement.get("verdict")
+    if status != statement.get("exit_status"):
+        result = "no verdict"
+    why = statement.get("result_reason") or statement.get("reason")
+    if result == "no verdict" and why:
+        detail = f": {why}"
     return (
-        f"petstore-conformance: {statement.get('verdict')} (exit {status}){detail}; "
+        f"petstore-conformance: {result} (exit {status}){detail}; "
         f"report {report_dir / 'report.html'}"
     )
 

@@ -118,6 +118,11 @@ class Exchange:
         wanted = name.lower()
         return [value for key, value in self.response_headers if key.lower() == wanted]
 
+    def request_header(self, name: str) -> str | None:
+        """A header as sent (redacted: `Authorization` keeps only its scheme), any case."""
+        wanted = name.lower()
+        return next((v for k, v in self.request_headers.items() if k.lower() == wanted), None)
+
     def json(self) -> Any:
         """Parse the whole (redacted) body; raises ValueError when it is not JSON."""
         return jsonlib.loads(self._full_body)

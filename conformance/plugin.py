@@ -380,9 +380,10 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     run, verdict = state.run, state.verdict
     console.write_summary(terminalreporter, run, verdict)
     per_key = ", ".join(f"{k}: {n}" for k, n in run.client.requests_per_key().items())
-    terminalreporter.write_sep("=", f"petstore-conformance: {verdict.verdict}")
-    if verdict.reason:
-        terminalreporter.write_line(f"reason: {verdict.reason}")
+    conclusion = state.conclusion
+    terminalreporter.write_sep("=", f"petstore-conformance: {conclusion.result}")
+    for reason in dict.fromkeys(filter(None, (verdict.reason, conclusion.result_reason))):
+        terminalreporter.write_line(f"reason: {reason}")
     for warning in run.warnings:
         terminalreporter.write_line(f"warning: {warning}")
     terminalreporter.write_line(
@@ -390,6 +391,6 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key})"
     )
     terminalreporter.write_line(f"connection: {connection.describe(run.connection_fields())}")
-    for line in certification.console_lines(state.conclusion):
+    for line in certification.console_lines(conclusion):
         terminalreporter.write_line(line)
     terminalreporter.write_line(f"statement: {run.settings.report_dir / 'conformance.json'}")

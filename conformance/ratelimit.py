@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from conformance.client import Exchange
-from conformance.response_checks import rate_limit_values
+from conformance.response_checks import credential_refused, rate_limit_values
 
 SETTLE_MARGIN = 1.0
 """Seconds before Reset after which a sliding window may have given requests back unseen."""
@@ -148,9 +148,10 @@ def snapshot(exchange: Exchange) -> Snapshot:
 
 
 def of_the_key(exchanges: Iterable[Exchange], label: str) -> list[Snapshot]:
-    """The responses that speak of `label`'s own quota, in the order they were sent. A 401 is
-    not: the server did not recognise the key, so it counted the request against someone else."""
-    mine = [e for e in exchanges if e.key_label == label and e.status != 401]
+    """The responses that speak of `label`'s own quota, in the order they were sent. A 401 (or a
+    403 where 401 is due) is not: the server did not recognise the key, so it counted the
+    request against someone else."""
+    mine = [e for e in exchanges if e.key_label == label and not credential_refused(e)]
     return [snapshot(e) for e in sorted(mine, key=lambda e: e.started_at)]
 
 

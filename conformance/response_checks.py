@@ -25,6 +25,8 @@ STALE_DATE_TOLERANCE = 5.0
 _INTEGER = re.compile(r"^\s*\d+\s*$")
 _DECIMAL = re.compile(r"^\s*\d+(\.\d+)?\s*$")
 _BEARER_CHALLENGE = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
+# The statuses that say a credential was refused: 401, and the 403 some servers send instead.
+REFUSED_CREDENTIAL = (401, 403)
 _QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -114,9 +116,7 @@ def check_rate_limit_headers(exchange: Exchange, settings: Settings) -> None:
 
 
 def check_limit_matches_plan(exchange: Exchange, limit: int, settings: Settings) -> None:
-    # A caller the server did not authenticate (a 401: no key, or a key sent the wrong way) is
-    # limited by rules of the server's own, not by the key's plan.
-    if exchange.key_label not in settings.keys or exchange.status == 401:
+    if not authenticated_as_key(exchange, settings):
         return
     if None in settings.plan_limits:
         return  # an enterprise plan whose figures were not given
@@ -128,6 +128,23 @@ def check_limit_matches_plan(exchange: Exchange, limit: int, settings: Settings)
         f"({' or '.join(map(str, figures))}); got {limit}",
         exchange,
     )
+
+
+def credential_refused(exchange: Exchange) -> bool:
+    """The server did not take the request for the key's (401, or a 403 where 401 is due): it
+    counted it against someone else, under limits of its own."""
+    return exchange.status in REFUSED_CREDENTIAL
+
+
+def authenticated_as_key(exchange: Exchange, settings: Settings) -> bool:
+    """Was this response made for one of the run's keys, as the server knows it? A credential
+    the server refused (a 401, or a 403 where 401 is due) or one the suite sent deliberately
+    wrong (`Basic <key>`, the bare key, the key in the URL) leaves the caller anonymous to the
+    server, limited by rules of its own rather than by the key's plan."""
+    if exchange.key_label not in settings.keys or credential_refused(exchange):
+        return False
+    scheme, _, _ = (exchange.request_header("Authorization") or "").partition(" ")
+    return scheme.lower() == "bearer"
 
 
 def server_time(exchange: Exchange) -> tuple[float, float]:

@@ -55,6 +55,24 @@ def component_schema(name: str) -> dict:
 
 
 @dataclass(frozen=True)
+class Basis:
+    """What makes a requirement a MUST: the document's own words (its `quote`), or an RFC's
+    requirement-level sentence."""
+
+    words: str
+    rfc: str | None = None  # "RFC 9110 section 15.5.2"; None for the document
+
+    @property
+    def source(self) -> str:
+        return self.rfc or "document"
+
+    def cited(self) -> str:
+        """One line: whose words, and the words."""
+        words = " ".join(self.words.split())
+        return f'{self.rfc}: "{words}"' if self.rfc else f'the document: "{words}"'
+
+
+@dataclass(frozen=True)
 class Requirement:
     id: str
     level: str  # "MUST" or "SHOULD"
@@ -66,6 +84,7 @@ class Requirement:
     quote: str | None = None  # the document's own words
     yields_to: tuple[str, ...] = field(default_factory=tuple)
     needs: tuple[str, ...] = field(default_factory=tuple)
+    basis: Basis | None = None  # every MUST has one; a SHOULD may
 
 
 @cache
@@ -85,6 +104,16 @@ def catalogue() -> dict[str, Requirement]:
             quote=item.get("quote"),
             yields_to=tuple(item.get("yields_to") or ()),
             needs=tuple(item.get("needs") or ()),
+            basis=read_basis(item.get("basis"), item.get("quote")),
         )
         entries[requirement.id] = requirement
     return entries
+
+
+def read_basis(raw: object, quote: str | None) -> Basis | None:
+    """`basis: document` (the entry's quote) or `basis: {rfc: ..., words: ...}`."""
+    if raw == "document" and quote:
+        return Basis(quote)
+    if isinstance(raw, dict) and raw.get("rfc") and raw.get("words"):
+        return Basis(str(raw["words"]), str(raw["rfc"]))
+    return None

@@ -6,6 +6,8 @@ on a file that cannot be used."""
 from __future__ import annotations
 
 import datetime
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from conformance import baseline, checks
 from conformance.baseline import BaselineError, ExpectedFailure
 from conformance.spec import catalogue
 from conformance.verdict import decide
+from tests.checker_runs import new_keys
+from tests.checker_runs import run_command as run_checker_on
 from tests.double import running_double
 from tests.test_command import QUICK_TIMEOUT, assert_no_key_anywhere, checker, new_key, run_command
 
@@ -270,3 +274,55 @@ def test_command_writes_a_baseline_that_the_next_run_passes_with(faulty, tmp_pat
     second = smoke(faulty, tmp_path, "--expected-failures", str(written))
     assert second.status == 0, second.describe()
     assert second.statement()["expected_failures"][0]["id"] == FAULT_ID
+
+
+# -- a baseline of a run's own failures (full runs against a double answering 403) -------------
+
+REFUSING_FAULT = "forbidden-403-for-bad-key"  # 403 for every refused key: no 401 is ever sent
+REFUSED_IDS = ["AUTH-MISSING-KEY-401", "AUTH-INVALID-KEY-401"]
+EXCUSED_WORDS = "not conformant, every failure expected"
+
+
+def test_a_baseline_of_a_runs_own_failures_gives_the_next_run_exit_0(tmp_path):
+    """Written by one full run, read by the next: the failures it lists are excused, and what
+    they kept from a judgement (AUTH-WWW-AUTHENTICATE: no 401 to read) is blocked by them, not
+    a reason for "no verdict". The 403s to `Basic <key>` come from the server's guest limit, not
+    the plan's: LIM-LIMIT-PLAN is not judged on them."""
+    keys = new_keys()
+    written = tmp_path / "base.yaml"
+    with running_double([f"{key}:free" for key in keys], [REFUSING_FAULT], (), 3.0) as base_url:
+        first = run_checker_on(
+            base_url, keys, tmp_path / "first", options=["--write-expected-failures", str(written)]
+        )
+        package = tmp_path / "evidence.zip"
+        excused = ["--expected-failures", str(written), "--package", str(package)]
+        second = run_checker_on(base_url, keys, tmp_path / "second", options=excused)
+
+    assert first.status == 1, first.describe()
+    assert first.statement["failed_requirements"] == REFUSED_IDS, first.describe()
+    assert first.outcomes()["LIM-LIMIT-PLAN"] == "passed", first.describe()
+    assert [entry.id for entry in baseline.load(written).entries] == REFUSED_IDS
+
+    assert second.status == 0, second.describe()
+    statement = second.statement
+    assert (statement["verdict"], statement["exit_status"]) == ("not conformant", 0)
+    assert statement["result"] == EXCUSED_WORDS
+    blocked = next(e for e in statement["requirements"] if e["id"] == "AUTH-WWW-AUTHENTICATE")
+    assert blocked["outcome"] == "not-tested" and blocked["reason"].startswith(
+        "blocked by AUTH-MISSING-KEY-401 (failed), AUTH-INVALID-KEY-401 (failed)"
+    ), blocked
+    # Every place that states the result says the words of exit 0.
+    lines = second.output.splitlines()
+    assert f"petstore-conformance: {EXCUSED_WORDS}" in [line.strip("= ") for line in lines]
+    assert lines[-1].startswith(f"petstore-conformance: {EXCUSED_WORDS} (exit 0): failed")
+    assert "no verdict" not in second.output and "(exit 2)" not in second.output
+    html = (second.report_dir / "report.html").read_text(encoding="utf-8")
+    assert f"Exit status 0: {EXCUSED_WORDS}" in html
+    verified = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "verify", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert f"verdict {EXCUSED_WORDS} (exit 0)" in verified.stdout

@@ -179,6 +179,10 @@ def test_the_check_step_fails_the_job_on_a_new_failure_and_not_on_an_expected_on
     assert excused.finished.status == 0, excused.finished.describe()
     assert excused.outputs == {"verdict": "not conformant", "exit-status": "0"}
     assert f"- Expected failures: {FAULT_ID}" in excused.summary
+    # The summary's words agree with the exit status (the job summary holds both steps).
+    assert "### Pet Store conformance: not conformant, every failure expected (exit 0)" in (
+        excused.summary
+    )
     assert (tmp_path / "evidence.zip").is_file()
     assert_no_key_anywhere(excused.finished, (key,))
 

@@ -62,7 +62,7 @@ def test_one_block_per_failed_requirement_with_basis_evidence_and_curl():
     verdict = decide([*passing(), *failures])
     [block] = failure_blocks(verdict)
     assert block[0] == "LIM-HEADERS-PRESENT (MUST): 30 of 31 checks failed, in 30 tests"
-    assert block[1].startswith('  basis: "Every API response carries the headers')
+    assert block[1].startswith('  basis: the document: "Every API response carries the headers')
     assert "(Limits rule 1)" in block[1]
     assert "  failed: a 400 lacks the headers (1)" in block
     assert any(
@@ -81,6 +81,10 @@ def test_a_block_cites_the_rfc_and_why_where_the_document_is_silent():
     failure = CheckResult("AUTH-WWW-AUTHENTICATE", False, "no challenge", "test_auth", exchange(1))
     [block] = failure_blocks(decide([*passing(), failure]))
     assert any(line.startswith("  why: The document only says 401; RFC 9110") for line in block)
+    # The RFC's own requirement-level words, not the document's.
+    assert block[1].startswith(
+        '  basis: RFC 9110 section 15.5.2: "The server generating a 401 response MUST send'
+    ), block[1]
     assert "    WWW-Authenticate: (absent)" in block
 
 

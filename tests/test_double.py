@@ -19,7 +19,8 @@ import httpx
 import pytest
 import yaml
 
-from tests.double import FAULTS, VARIANTS, running_double, start_double
+from conformance.spec import catalogue
+from tests.double import FAULTS, VARIANTS, WARNINGS, running_double, start_double
 from tests.double.launcher import PROJECT_ROOT
 
 KEYS = {
@@ -246,6 +247,15 @@ def test_registries_are_large_and_name_catalogued_requirements() -> None:
     assert not set(FAULTS) & set(VARIANTS)
 
 
+def test_faults_break_musts_and_deviations_shoulds() -> None:
+    """A fault makes a run not conformant, a SHOULD deviation only warns: each registry names
+    requirements of its level, so a requirement whose level changes moves its doubles too."""
+    level_of = {requirement.id: requirement.level for requirement in catalogue().values()}
+    for registry, level in ((FAULTS, "MUST"), (WARNINGS, "SHOULD")):
+        wrong = [name for name, f in registry.items() if level_of[f.requirement] != level]
+        assert wrong == [], f"these name a requirement that is not a {level}"
+
+
 def test_unknown_fault_exits_2_with_one_line() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "tests.double", "--port", "0", "--fault", "no-such-fault"],
@@ -300,6 +310,12 @@ def probe_422(c: httpx.Client) -> None:
 def probe_content_type_ignored(c: httpx.Client) -> None:
     headers = {**bearer("main-key"), "Content-Type": "text/plain"}
     assert c.post("/categories", content=b'{"name": "p"}', headers=headers).status_code == 201
+
+
+def probe_plain_text_name(c: httpx.Client) -> None:
+    headers = {**bearer("main-key"), "Content-Type": "text/plain; charset=utf-8"}
+    created = c.post("/categories", content=b"Hamsters", headers=headers)
+    assert created.status_code == 201 and created.json()["name"] == "Hamsters"
 
 
 def probe_status_mismatch(c: httpx.Client) -> None:
@@ -436,6 +452,7 @@ FAULT_PROBES: dict[str, Probe] = {
     "orders-without-auth": probe_orders_without_auth,
     "validation-422": probe_422,
     "content-type-ignored": probe_content_type_ignored,
+    "plain-text-body-as-name": probe_plain_text_name,
     "error-status-mismatch": probe_status_mismatch,
     "ids-repeat": probe_ids_repeat,
     "non-ascii-mangled": probe_non_ascii,
@@ -465,6 +482,7 @@ FAULT_GROUPS = [
     ("scheme-case-sensitive", "error-status-mismatch", "list-forgets-new", "emoji-name-500"),
     ("no-www-authenticate", "validation-422", "non-ascii-mangled", "pets-missing"),
     ("orders-without-auth", "content-type-ignored", "short-name-limit", "nginx-in-front"),
+    ("plain-text-body-as-name",),
     ("remaining-counts-double",),
     ("empty-bearer-crashes", "reset-window-start", "no-ratelimit-headers-on-429"),
     ("limit-plus-one",),
@@ -574,6 +592,15 @@ def probe_extra_fields(c: httpx.Client) -> None:
     assert "requestId" in c.get("/categories").json()
 
 
+def probe_json_whatever_content_type(c: httpx.Client) -> None:
+    for media in ("text/plain; charset=utf-8", "application/x-www-form-urlencoded"):
+        headers = {**bearer("main-key"), "Content-Type": media}
+        assert c.post("/categories", content=b'{"name": "p"}', headers=headers).status_code == 201
+        refused = c.post("/categories", content=b"name=p", headers=headers)
+        assert_error(refused, 400)
+        assert refused.json()["code"] == "parse_error"
+
+
 VARIANT_PROBES: dict[str, Probe] = {
     "retry-after-http-date": probe_http_date,
     "charset-parameter": probe_charset,
@@ -586,13 +613,14 @@ VARIANT_PROBES: dict[str, Probe] = {
     "large-int64-ids": probe_large_ids,
     "ban-while-limited": probe_ban,
     "extra-fields": probe_extra_fields,
+    "json-whatever-content-type": probe_json_whatever_content_type,
 }
 
 
 VARIANT_GROUPS = [
     ("retry-after-http-date", "charset-parameter", "seeded-categories", "content-type-415"),
     ("www-authenticate-params", "extra-fields", "gzip", "day-limit-headers", "large-int64-ids"),
-    ("sliding-window",),
+    ("sliding-window", "json-whatever-content-type"),
     ("ban-while-limited",),
 ]
 

@@ -330,11 +330,9 @@ def test_a_window_per_endpoint_shows_as_reset_going_back():
     assert reset_went_back(jittering(59, 10)) is None
 
 
-def test_the_key_history_leaves_out_401s_and_other_keys_and_is_in_send_order():
+def test_the_key_history_leaves_out_refusals_and_other_keys_and_is_in_send_order():
     late = exchange(at=NOW + 2, label="main")
     early = exchange(at=NOW + 1, label="main")
-    history = of_the_key(
-        [late, exchange(401, at=NOW, label="main"), exchange(at=NOW, label="spare"), early],
-        "main",
-    )
+    refused = [exchange(status, at=NOW, label="main") for status in (401, 403)]
+    history = of_the_key([late, *refused, exchange(at=NOW, label="spare"), early], "main")
     assert [s.exchange for s in history] == [early, late]

@@ -145,7 +145,7 @@ def test_the_failing_report_shows_expected_and_stale_entries_and_the_regression(
     text = page.evaluate("document.querySelector('.psc').innerText")
     assert "Verdict: not conformant" in text
     assert (
-        "Exit status 1 (every failed requirement is a listed expected failure; "
+        "Exit status 1: not conformant (every failed requirement is a listed expected failure; "
         f"stale entries: {STALE_ID})"
     ) in text
     baseline = page.evaluate("document.getElementById('psc-baseline').innerText")

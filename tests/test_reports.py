@@ -176,6 +176,20 @@ def test_every_requirement_has_an_entry_with_id_level_outcome_evidence(run, fail
     assert entry(document, FAILING_ID)["outcome"] == "failed"
 
 
+def test_each_entry_and_matrix_row_shows_the_basis(run, failing_verdict):
+    document = statement_module.statement(run, failing_verdict, FINISHED)
+    challenge = entry(document, "AUTH-WWW-AUTHENTICATE")["basis"]
+    assert challenge["source"] == "RFC 9110 section 15.5.2"
+    assert "MUST send a WWW-Authenticate header field" in challenge["words"]
+    headers = entry(document, "LIM-HEADERS-PRESENT")["basis"]
+    assert headers["source"] == "document"
+    assert headers["words"].startswith("Every API response carries the headers")
+    assert entry(document, "ERR-429-BODY")["basis"] is None  # a SHOULD without one
+    page = html.unescape(summary_html(run, failing_verdict))
+    assert 'basis: RFC 9110 section 15.5.2: "The server generating a 401 response MUST' in page
+    assert 'basis: the document: "Every API response carries the headers' in page
+
+
 def test_a_not_tested_entry_says_why(run, failing_verdict):
     document = statement_module.statement(run, failing_verdict, FINISHED)
     not_tested = entry(document, "LIM-BAN")

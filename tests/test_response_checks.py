@@ -42,6 +42,7 @@ def exchange(
     extra: list[tuple[str, str]] | None = None,
     key_label: str = "main",
     started_at: float = NOW,
+    authorization: str = "Bearer ***",
 ) -> Exchange:
     """A response with valid rate-limit headers unless told otherwise (NO_HEADER leaves one out)."""
     if body is NO_HEADER:
@@ -63,7 +64,7 @@ def exchange(
         key_label=key_label,
         method="GET",
         url="http://petstore.test/v1/categories",
-        request_headers={"Authorization": "Bearer ***"},
+        request_headers={"Authorization": authorization},
         request_body=None,
         status=status,
         response_headers=headers,
@@ -266,6 +267,27 @@ def test_limit_plan_is_skipped_for_401s():
     outcome = observed(exchange(401, ERROR_401, limit="5", remaining="4", reset=str(NOW + 10)))
     assert "LIM-LIMIT-PLAN" not in outcome
     assert outcome["LIM-HEADERS-VALID"] == [True]
+
+
+def test_limit_plan_is_skipped_for_a_403_to_the_key():
+    # A server answering 403 where 401 is due has refused the credential: an anonymous caller.
+    ex = exchange(403, {"code": "x", "message": "x", "status": 403}, limit="100")
+    outcome = observed(ex)
+    assert "LIM-LIMIT-PLAN" not in outcome
+    assert outcome["LIM-HEADERS-VALID"] == [True]
+
+
+@pytest.mark.parametrize("authorization", ["Basic ***", "***", "Token ***"])
+def test_limit_plan_is_skipped_for_the_key_sent_the_wrong_way(authorization):
+    # A deliberately wrong credential carries the real key (`Basic <key>`): even served, the
+    # server did not take it for the key, so the plan is not what its limit answers to.
+    outcome = observed(exchange(limit="100", authorization=authorization))
+    assert "LIM-LIMIT-PLAN" not in outcome
+
+
+def test_limit_plan_is_judged_for_a_lower_case_bearer_scheme():
+    outcome = observed(exchange(limit="100", authorization="bearer ***"))
+    assert outcome["LIM-LIMIT-PLAN"] == [False]
 
 
 def test_limit_plan_is_skipped_for_requests_sent_without_a_key():

@@ -68,3 +68,46 @@ def test_a_fresh_clone_needs_nothing_beside_it():
     shipped = [root / "README.md", *root.glob("spec/*"), *root.glob("conformance/**/*.py")]
     for path in shipped:
         assert "../shared" not in path.read_text(encoding="utf-8"), path
+
+
+# -- the basis of every MUST (what makes it one) ----------------------------------------------
+
+RFC_SECTION = re.compile(r"^RFC \d+ section \d+(\.\d+)*$")
+REQUIREMENT_LEVEL = re.compile(r"\b(MUST( NOT)?|REQUIRED|SHALL( NOT)?)\b")
+
+
+def folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("entry", _raw_requirements(), ids=lambda entry: entry["id"])
+def test_every_must_names_its_basis(entry):
+    basis = entry.get("basis")
+    if entry["level"] == "SHOULD" and basis is None:
+        return  # a SHOULD needs none: good practice is reason enough for a warning
+    assert basis is not None, f"{entry['id']} is a MUST without a basis: make it a SHOULD"
+    if basis == "document":
+        quote = entry.get("quote") or ""
+        document = interface_path().read_text(encoding="utf-8")
+        assert quote.strip() and folded(quote) in folded(document), (
+            f"{entry['id']}: its quote is not the document's own words: {quote!r}"
+        )
+    else:
+        assert isinstance(basis, dict) and set(basis) == {"rfc", "words"}, basis
+        assert RFC_SECTION.match(basis["rfc"]), basis["rfc"]
+        assert REQUIREMENT_LEVEL.search(basis["words"]), (
+            f"{entry['id']}: the RFC's words hold no MUST, MUST NOT, REQUIRED or SHALL"
+        )
+
+
+def test_no_must_yields_to_a_should():
+    """A MUST failure is never hidden behind a warning on the same response."""
+    levels = {entry["id"]: entry["level"] for entry in _raw_requirements()}
+    hidden = [
+        f"{entry['id']} yields to {other}"
+        for entry in _raw_requirements()
+        if entry["level"] == "MUST"
+        for other in entry.get("yields_to") or ()
+        if levels[other] == "SHOULD"
+    ]
+    assert hidden == []

@@ -39,8 +39,11 @@ def exit_note(conclusion: Conclusion | None) -> str:
         said.append(f"stale entries: {', '.join(e.id for e in judgement.stale)}")
     if judgement.expired:
         said.append(f"expired entries: {', '.join(e.id for e in judgement.expired)}")
+    if conclusion.result_reason:
+        said.append(conclusion.result_reason)
     detail = f" ({'; '.join(said)})" if said else ""
-    return f"<p class='psc-exit'>Exit status {conclusion.exit_status}{escape(detail)}</p>"
+    result = f"{conclusion.exit_status}: {conclusion.result}{detail}"
+    return f"<p class='psc-exit'>Exit status {escape(result)}</p>"
 
 
 def entry_status(conclusion: Conclusion, requirement_id: str) -> str:

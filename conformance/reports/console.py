@@ -90,9 +90,13 @@ def first_evidence(outcome: RequirementOutcome) -> CheckResult:
 
 
 def basis_lines(outcome: RequirementOutcome) -> list[str]:
+    """What makes the requirement what it is: the document's or an RFC's words (a MUST's
+    basis), else the quote a SHOULD rests on, else its statement."""
     requirement = outcome.requirement
     lines = []
-    if requirement.quote:
+    if requirement.basis is not None:
+        lines.append(f"  basis: {plain(requirement.basis.cited())} ({requirement.section})")
+    elif requirement.quote:
         lines.append(f'  basis: "{plain(requirement.quote)}" ({requirement.section})')
     else:
         lines.append(f"  basis: {requirement.section}: {plain(requirement.statement)}")

@@ -47,9 +47,7 @@ def request_entry(exchange: Exchange) -> dict:
         "bodySize": byte_length(body),
     }
     if body is not None:
-        content_type = next(
-            (v for k, v in exchange.request_headers.items() if k.lower() == "content-type"), ""
-        )
+        content_type = exchange.request_header("Content-Type") or ""
         entry["postData"] = {"mimeType": content_type, "params": [], "text": body}
     return entry
 

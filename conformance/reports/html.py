@@ -173,7 +173,7 @@ def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
             f"<tr data-tags='{' '.join(tags)}' data-area='{escape(area(requirement.id))}'>"
             f"<td>{escape(requirement.id)}</td><td>{requirement.level}</td>"
             f"<td class='{css_class(outcome.outcome)}'>{shown}</td>"
-            f"<td>{outcome.checks}</td><td>{escape(requirement.statement)}</td>"
+            f"<td>{outcome.checks}</td><td>{escape(requirement.statement)}{basis_html(requirement)}</td>"
             f"<td>{tests}</td><td>{detail_html(outcome)}</td></tr>"
         )
     head = (
@@ -181,6 +181,13 @@ def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
         "<th>Statement</th><th>Tests</th><th>Failure or reason</th></tr></thead>"
     )
     return f"<table id='psc-matrix'>{head}<tbody>{''.join(rows)}</tbody></table>"
+
+
+def basis_html(requirement: spec.Requirement) -> str:
+    """Under the statement: whose words make it a MUST (the document's or an RFC's)."""
+    if requirement.basis is None:
+        return ""
+    return f"<br><small class='psc-basis'>basis: {escape(requirement.basis.cited())}</small>"
 
 
 def detail_html(outcome: RequirementOutcome) -> str:

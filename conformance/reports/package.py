@@ -37,6 +37,7 @@ FACTS = (
     "profile",
     "verdict",
     "exit_status",
+    "result",  # the verdict in words that agree with the exit status
     "run_id",
     "time",
     "connection",
@@ -236,7 +237,7 @@ def summary(manifest: dict) -> str:
         f"package of petstore-conformance {manifest.get('suite_version')}, run "
         f"{manifest.get('run_id')} of {manifest.get('time')}: target {manifest.get('target')}, "
         f"plan {manifest.get('plan')}, profile {manifest.get('profile')}, verdict "
-        f"{manifest.get('verdict')} (exit {manifest.get('exit_status')})"
+        f"{manifest.get('result') or manifest.get('verdict')} (exit {manifest.get('exit_status')})"
     )
 
 

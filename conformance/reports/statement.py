@@ -32,6 +32,10 @@ def evidence(outcome: RequirementOutcome) -> list[dict]:
     ]
 
 
+def basis_entry(basis: spec.Basis | None) -> dict | None:
+    return {"source": basis.source, "words": basis.words} if basis else None
+
+
 def requirement_entry(outcome: RequirementOutcome) -> dict:
     requirement = outcome.requirement
     entry = {
@@ -39,6 +43,8 @@ def requirement_entry(outcome: RequirementOutcome) -> dict:
         "level": requirement.level,
         "section": requirement.section,
         "statement": requirement.statement,
+        # What makes it a MUST: the document's words or an RFC's (None for a SHOULD without).
+        "basis": basis_entry(requirement.basis),
         "outcome": outcome.outcome,
         "checks": outcome.checks,
         "failed_checks": len(outcome.failures),

@@ -156,7 +156,7 @@ def check_json_media_type(exchange: Exchange, what: str) -> None:
     expect(
         "CAT-JSON-MEDIA-TYPE",
         exchange.media_type() == "application/json",
-        f"the {exchange.status} of {what} must be application/json, "
+        f"the {exchange.status} of {what} should be application/json, "
         f"got {exchange.header('Content-Type')!r}",
         exchange,
     )

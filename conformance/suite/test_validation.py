@@ -6,7 +6,8 @@ ERR-MEDIA-TYPE) and that nothing is answered 5xx; these tests check the status. 
 that a correct server refuses still names its category with `run.unique_name`, and one a
 faulty server accepts is remembered, so the report lists whatever the run created.
 
-Requests: 2 missing name + 10 wrong types + 6 malformed bodies + 2 media types + 2 sizes = 22.
+Requests: 2 missing name + 10 wrong types + 6 malformed bodies + 2 media types + 1 plain text
++ 2 sizes = 23.
 """
 
 from __future__ import annotations
@@ -114,6 +115,8 @@ def test_json_that_is_not_an_object_is_400(client, run, kind):
     "content_type", ["text/plain; charset=utf-8", "application/x-www-form-urlencoded"]
 )
 def test_body_not_sent_as_json_is_refused(client, run, content_type):
+    # The document tells the client what to send; it does not tell the server to refuse
+    # other media types: parsing a JSON text whatever its label is lenient (a SHOULD).
     body = json.dumps({"name": run.unique_name()}).encode("utf-8")
     exchange = post_raw(client, body, {"Content-Type": content_type})
     skip_if_throttled(exchange)
@@ -121,8 +124,23 @@ def test_body_not_sent_as_json_is_refused(client, run, content_type):
     expect(
         "VAL-CONTENT-TYPE",
         exchange.status in (400, 415),
-        f"POST /categories with a valid NewCategory sent as {content_type} must be refused "
+        f"POST /categories with a valid NewCategory sent as {content_type} should be refused "
         f"with 400 (or 415), got {exchange.status}",
+        exchange,
+    )
+
+
+def test_text_that_is_not_json_is_refused(client, run):
+    # However lenient about the label, a body that is not JSON at all is not a NewCategory.
+    body = run.unique_name().encode("utf-8")
+    exchange = post_raw(client, body, {"Content-Type": "text/plain; charset=utf-8"})
+    skip_if_throttled(exchange)
+    run.remember_created(exchange)
+    expect(
+        "VAL-MALFORMED-BODY-400",
+        exchange.status in (400, 415),
+        f"POST /categories with a plain-text body that is not JSON, sent as text/plain, must "
+        f"be refused with 400 (or 415), got {exchange.status}",
         exchange,
     )
 

@@ -41,6 +41,9 @@ SUNSET_ISO = "2028-01-01T00:00:00Z"
 SUNSET_PAST = "Mon, 01 Jun 2026 00:00:00 GMT"
 SUNSET_LINK = '<https://petstore.example.com/docs/deprecations#pets>; rel="sunset"'
 FREE = PLANS["free"]
+RETRY_AFTER_TOO_SHORT = 1  # seconds, whatever the wait
+# The rate of callers a server does not know: no plan's figures.
+GUEST = Plan(100, 2_000)
 FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slowapi reports them
 SLOW_RESPONSE = 0.04  # seconds each response takes in the slow-responses variant
 
@@ -265,7 +268,10 @@ class PetStoreDouble:
 
     def authenticate(self, request: Request, route: Route | None) -> Caller:
         host = request.client.host if request.client else "unknown"
-        anonymous = Caller(f"address:{host}", FREE, served=False)
+        # A caller the server does not know is limited per address, at a guest rate of its own
+        # under the fault modelled on a framework's default (not the plan of the key it sent).
+        guest = GUEST if self.fault("forbidden-403-for-bad-key") else FREE
+        anonymous = Caller(f"address:{host}", guest, served=False)
         header = request.headers.get("authorization")
         if header is None:
             query_key = request.query_params.get("api_key")
@@ -326,10 +332,15 @@ class PetStoreDouble:
             if not decision.allowed and self.fault("never-resets"):
                 self.blocks[identity] = Block(math.inf)
             if not decision.allowed and self.fault("retry-after-too-short"):
-                until = now + self.config.minute_seconds
-                self.blocks[identity] = Block(until)
+                # Retry-After says 1 s while the refusal lasts to the window's end, which Reset
+                # states honestly; where less than that is left, a block of a minute makes
+                # sure the retry after 1 s is refused (its Reset says so).
+                until = decision.report.end
+                if until - now < RETRY_AFTER_TOO_SHORT + 0.5:
+                    until = now + self.config.minute_seconds
+                    self.blocks[identity] = Block(until)
+                    decision.report = replace(decision.report, end=until)
                 decision.retry_at = until
-                decision.report = replace(decision.report, end=until)
         if decision.allowed:
             self.announced_retry.pop(identity, None)
             self.early_requests.pop(identity, None)
@@ -383,7 +394,8 @@ class PetStoreDouble:
                 return self.error(400, "payload_too_large", "The body is over 64 KiB.")
             return self.error(413, "payload_too_large", "The body is over 64 KiB.")
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media != "application/json" and not self.fault("content-type-ignored"):
+        plain_text_name = media == "text/plain" and self.fault("plain-text-body-as-name")
+        if media != "application/json" and not self.parses_any_media_type() and not plain_text_name:
             status = 415 if self.variant("content-type-415") else 400
             return self.error(status, "unsupported_media_type", "Send application/json.")
         if not body.strip():
@@ -393,7 +405,12 @@ class PetStoreDouble:
         except (ValueError, RecursionError) as error:
             if self.fault("malformed-json-500"):
                 raise Crash("json decode") from error
-            return self.invalid("invalid_body", "The body is not valid JSON.", "json_invalid")
+            if plain_text_name:
+                data = {"name": body.decode("utf-8", errors="replace").strip()}
+            elif self.variant("json-whatever-content-type"):
+                return self.invalid("parse_error", f"JSON parse error - {error}", "json_invalid")
+            else:
+                return self.invalid("invalid_body", "The body is not valid JSON.", "json_invalid")
         if (
             self.fault("array-body-accepted")
             and isinstance(data, list)
@@ -486,6 +503,10 @@ class PetStoreDouble:
             return "application/json; charset=utf-8"
         return "application/json"
 
+    def parses_any_media_type(self) -> bool:
+        """Does the server read every body as JSON, whatever its Content-Type says?"""
+        return self.fault("content-type-ignored") or self.variant("json-whatever-content-type")
+
     def invalid(self, code: str, message: str, pydantic_type: str) -> Response:
         """A body that breaks the NewCategory schema: 400, or 422 under validation-422."""
         if self.fault("validation-422"):
@@ -518,7 +539,7 @@ class PetStoreDouble:
         return response
 
     def unauthorized(self, failure: str) -> Response:
-        if self.fault("forbidden-403-for-bad-key") and failure == "invalid":
+        if self.fault("forbidden-403-for-bad-key"):
             return self.error(403, "forbidden", "This key may not use the service.")
         if self.fault("unauthorized-plain-text"):
             response = Response("Unauthorized", 401, media_type="text/plain")
@@ -556,7 +577,7 @@ class PetStoreDouble:
         retry_at = decision.retry_at if decision.retry_at is not None else now + 1
         delay = max(1, math.ceil(retry_at - now)) + self.retry_after_padding()
         if self.fault("retry-after-too-short"):
-            value = "1"
+            value = str(RETRY_AFTER_TOO_SHORT)
         elif self.fault("retry-after-fractional"):
             value = f"{max(retry_at - now, 0.001):.3f}"
         elif self.variant("retry-after-http-date"):

@@ -55,7 +55,9 @@ FAULTS: dict[str, Fault] = {
     ),
     "forbidden-403-for-bad-key": Fault(
         "AUTH-INVALID-KEY-401",
-        "An unknown key is answered 403 (with an Error body) instead of 401.",
+        "A missing or invalid key is answered 403 (with an Error body) instead of 401, so no "
+        "401 is ever sent; such callers are limited per address at a guest rate (100 per "
+        "minute), not by the plan of the key they sent.",
     ),
     "no-www-authenticate": Fault(
         "AUTH-WWW-AUTHENTICATE",
@@ -100,9 +102,10 @@ FAULTS: dict[str, Fault] = {
         "VAL-MALFORMED-BODY-400",
         "A JSON array whose first item is an object creates that object's category.",
     ),
-    "content-type-ignored": Fault(
-        "VAL-CONTENT-TYPE",
-        "The Content-Type is not checked: a JSON text sent as text/plain creates the category.",
+    "plain-text-body-as-name": Fault(
+        "VAL-MALFORMED-BODY-400",
+        "A text/plain body that is not JSON is taken as the new category's name: 201 (and a "
+        "JSON text sent as text/plain is parsed, a SHOULD warning of its own).",
     ),
     "oversized-body-500": Fault(
         "GEN-NO-SERVER-ERROR",
@@ -155,9 +158,6 @@ FAULTS: dict[str, Fault] = {
     ),
     "list-wrapped-in-object": Fault(
         "CAT-LIST-200", 'GET /categories answers {"items": [...]} instead of an array.'
-    ),
-    "list-text-plain": Fault(
-        "CAT-JSON-MEDIA-TYPE", "GET /categories serves its JSON array as text/plain."
     ),
     # --- Rate-limit headers --------------------------------------------------------------------
     "no-ratelimit-headers-on-401": Fault(
@@ -222,11 +222,6 @@ FAULTS: dict[str, Fault] = {
         'Retry-After is written as fractional seconds ("1.734"), neither delay-seconds '
         "nor an HTTP-date.",
     ),
-    "retry-after-too-short": Fault(
-        "LIM-RETRY-AFTER-HONEST",
-        "Retry-After is always 1, while the first 429 starts a block of one full minute "
-        "(--minute-seconds); X-RateLimit-Reset tells the true end.",
-    ),
     "never-resets": Fault(
         "LIM-RESET-HONEST",
         "Once a key was refused it stays refused, whatever Reset and Retry-After said.",
@@ -285,6 +280,18 @@ FAULTS: dict[str, Fault] = {
 
 # Deviations from SHOULD requirements: a warning, exit 0, and a failure only under --strict.
 WARNINGS: dict[str, Fault] = {
+    "list-text-plain": Fault(
+        "CAT-JSON-MEDIA-TYPE", "GET /categories serves its JSON array as text/plain."
+    ),
+    "retry-after-too-short": Fault(
+        "LIM-RETRY-AFTER-HONEST",
+        "Retry-After is always 1, while the refusal lasts to the window's end (at least 1.5 s "
+        "more; a block of a minute where less is left); X-RateLimit-Reset tells the true end.",
+    ),
+    "content-type-ignored": Fault(
+        "VAL-CONTENT-TYPE",
+        "The Content-Type is not checked: a JSON text sent as text/plain creates the category.",
+    ),
     "sunset-in-past": Fault(
         "DEP-SUNSET-FUTURE",
         "The Sunset date announced by GET /pets/{petId} has already passed.",
@@ -332,6 +339,11 @@ VARIANTS: dict[str, str] = {
         "minute limit too), while both limits are enforced."
     ),
     "content-type-415": "A body not sent as application/json is refused with 415 and an Error.",
+    "json-whatever-content-type": (
+        "Django REST framework done carefully: any body is parsed as JSON whatever its "
+        "Content-Type (a JSON text sent as text/plain is created, a SHOULD warning), and a "
+        "body that is not JSON is refused with 400 and DRF's `parse_error`."
+    ),
     "oversized-413-vs-400": "A body over 64 KiB is refused with 400 and an Error instead of 413.",
     "retry-after-conservative": "Retry-After is three seconds longer than needed.",
     "random-ids": "Ids are random positive int64 integers, not sequential.",
