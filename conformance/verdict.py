@@ -151,4 +151,5 @@ def note_blocked(
         if blockers:
             outcome.blocked_by = blockers
             named = ", ".join(f"{id_} ({seen.get(id_, 'failed')})" for id_ in blockers)
-            outcome.reason = f"blocked by {named}: it could not be judged without it"
+            them = "them" if len(blockers) > 1 else "it"
+            outcome.reason = f"blocked by {named}: it could not be judged without {them}"
