@@ -66,11 +66,18 @@ class Requirement:
     quote: str | None = None  # the document's own words
     yields_to: tuple[str, ...] = field(default_factory=tuple)
     needs: tuple[str, ...] = field(default_factory=tuple)
+    role: str = "server"  # whom it binds: "server", or "client" (judged by the client mode)
 
 
 @cache
-def catalogue() -> dict[str, Requirement]:
-    """All requirements by id, in catalogue order."""
+def catalogue(role: str = "server") -> dict[str, Requirement]:
+    """The requirements of one role (servers by default) by id, in catalogue order."""
+    return {id_: r for id_, r in all_requirements().items() if r.role == role}
+
+
+@cache
+def all_requirements() -> dict[str, Requirement]:
+    """Every requirement, of servers and of clients, by id, in catalogue order."""
     raw = yaml.safe_load(requirements_path().read_text(encoding="utf-8"))
     entries = {}
     for item in raw["requirements"]:
@@ -85,6 +92,7 @@ def catalogue() -> dict[str, Requirement]:
             quote=item.get("quote"),
             yields_to=tuple(item.get("yields_to") or ()),
             needs=tuple(item.get("needs") or ()),
+            role=item.get("role", "server"),
         )
         entries[requirement.id] = requirement
     return entries

@@ -174,9 +174,9 @@ def test_every_requirement_has_an_entry_with_id_level_outcome_evidence(run, fail
 
 def test_a_not_tested_entry_says_why(run, failing_verdict):
     document = statement_module.statement(run, failing_verdict, FINISHED)
-    not_tested = entry(document, "LIM-BAN")
+    not_tested = entry(document, "LIM-PLAN-CHANGE")
     assert not_tested["outcome"] == "not-tested"
-    assert not_tested["reason"] == catalogue()["LIM-BAN"].not_testable
+    assert not_tested["reason"] == catalogue()["LIM-PLAN-CHANGE"].not_testable
     assert "reason" not in entry(document, "CAT-LIST-200")
 
 

@@ -49,8 +49,33 @@ def test_requirement_is_well_formed(entry):
     assert bool(tests) != bool(reason), "an entry needs either `tests` or `not_testable`"
     if reason:
         assert isinstance(reason, str) and reason.strip()
+    # A server requirement names suite tests; a client requirement the judging's checks.
+    form = (
+        r"^judging\.py::check_\w+$"
+        if entry.get("role") == "client"
+        else r"^test_\w+\.py::test_\w+$"
+    )
     for test in tests:
-        assert re.match(r"^test_\w+\.py::test_\w+$", test), test
+        assert re.match(form, test), test
+    assert entry.get("role", "server") in {"server", "client"}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [e for e in _raw_requirements() if e.get("role") == "client"],
+    ids=lambda entry: entry["id"],
+)
+def test_client_requirement_states_its_basis(entry):
+    """Client requirements are new: each MUST says what makes it one (the working format)."""
+    basis = entry.get("basis")
+    if entry["level"] == "MUST":
+        assert basis is not None, "a client MUST names its basis"
+    if basis == "document":
+        assert entry.get("quote"), "basis: document needs the document's words in `quote`"
+    elif basis is not None:
+        assert basis["rfc"].startswith("RFC ") and basis["words"].strip()
+        if entry["level"] == "MUST":
+            assert re.search(r"\b(MUST|REQUIRED|SHALL)\b", basis["words"]), basis["words"]
 
 
 def test_the_interface_document_ships_in_the_spec_folder():

@@ -11,7 +11,7 @@ from conformance.verdict import CONFORMANT, NO_VERDICT, NOT_CONFORMANT, decide
 MUST_ID = "CAT-LIST-200"
 OTHER_MUST_ID = "LIM-HEADERS-PRESENT"
 SHOULD_ID = "ERR-429-BODY"
-NOT_TESTABLE_ID = "LIM-BAN"
+NOT_TESTABLE_ID = "LIM-PLAN-CHANGE"
 
 
 def check(requirement_id: str, passed: bool = True, test: str = "test_x") -> CheckResult:

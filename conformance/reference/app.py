@@ -25,7 +25,7 @@ from conformance.reference.middleware import RateLimitMiddleware
 from conformance.reference.outages import OutageLog
 from conformance.reference.pets import get_pet, list_orders
 from conformance.reference.plans import Plan
-from conformance.reference.storage import category_store
+from conformance.reference.storage import CategoryStore, category_store
 
 logger = logging.getLogger("petstore.reference")
 
@@ -92,11 +92,17 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    settings: Settings, *, access_log: bool = True, limits: RequestLimits | None = None
+    settings: Settings,
+    *,
+    access_log: bool = True,
+    limits: RequestLimits | None = None,
+    categories: CategoryStore | None = None,
 ) -> ASGIApp:
     """The application; `access_log=False` leaves out the line per request on stderr. `limits`
-    replaces the limiter the settings describe (client scenarios script theirs)."""
-    categories = category_store(settings.database)
+    and `categories` replace the limiter and the store the settings describe (client scenarios
+    script their own)."""
+    if categories is None:
+        categories = category_store(settings.database)
     if limits is None:
         limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds, settings.ban)
 

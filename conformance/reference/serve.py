@@ -193,6 +193,14 @@ def start_in_thread(
         rate_limit_storage=rate_limit_storage,
     )
     app = create_app(settings, access_log=False)  # a quiet server in the caller's process
+    return start_app_in_thread(app, host, startup_timeout)
+
+
+def start_app_in_thread(
+    app: object, host: str = "127.0.0.1", startup_timeout: float = 15
+) -> RunningReference:
+    """Serve an ASGI app quietly on a free port of `host`, in a background thread; return once
+    it accepts requests (RuntimeError when it does not start)."""
     sock = bind_socket(host, 0)
     server = uvicorn.Server(_config(app, quiet=True))
     failure: list[BaseException] = []
