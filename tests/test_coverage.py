@@ -72,3 +72,51 @@ def test_catalogue_entry_is_verified_as_it_claims(entry, checked_by):
         assert not checked_by[entry.id], f"{entry.id} says it cannot be tested, yet was checked"
     else:
         assert checked_by[entry.id], f"{entry.id} was not checked by any test of a full run"
+
+
+# --- Clients: every client requirement names checks of the judging, and a run of a careful
+# client through every scenario really made them (and was conformant).
+CLIENT_ENTRIES = list(catalogue("client").values())
+
+
+@pytest.fixture(scope="module")
+def client_checked_by(tmp_path_factory) -> dict[str, set[str]]:
+    """Requirement id -> the checks (scenario::check_x -> judging.py::check_x) that judged it."""
+    from tests import inline_clients
+
+    folder = tmp_path_factory.mktemp("client-coverage")
+    command = inline_clients.command(folder, inline_clients.CAREFUL, "careful")
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "client",
+            "--command",
+            command,
+            "--report-dir",
+            str(folder / "reports"),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
+    statement = json.loads((folder / "reports" / "conformance.json").read_text())
+    assert statement["role"] == "client"
+    return {
+        entry["id"]: {"judging.py::" + test.split("::", 1)[1] for test in entry["tests"]}
+        for entry in statement["requirements"]
+    }
+
+
+@pytest.mark.parametrize("entry", CLIENT_ENTRIES, ids=lambda entry: entry.id)
+def test_client_requirement_is_verified_as_it_claims(entry, client_checked_by):
+    from conformance.clients import judging
+
+    assert entry.tests and not entry.not_testable, f"{entry.id} names no check"
+    for test in entry.tests:
+        function = test.split("::", 1)[1]
+        assert function in {check.__name__ for check in judging.CHECKS}, f"{test} is no check"
+        assert test in client_checked_by[entry.id], f"{test} did not judge {entry.id} in a run"

@@ -72,6 +72,8 @@ def test_client_requirement_states_its_basis(entry):
         assert basis is not None, "a client MUST names its basis"
     if basis == "document":
         assert entry.get("quote"), "basis: document needs the document's words in `quote`"
+        document = " ".join(interface_path().read_text(encoding="utf-8").split())
+        assert " ".join(entry["quote"].split()) in document, "the quote is not verbatim"
     elif basis is not None:
         assert basis["rfc"].startswith("RFC ") and basis["words"].strip()
         if entry["level"] == "MUST":

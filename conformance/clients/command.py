@@ -101,6 +101,10 @@ def run_all(scenarios: list[Scenario], command: str, timeout: float) -> list[Sce
 
 
 def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
+    """The verdict. With every scenario, a MUST requirement left unjudged means no verdict (the
+    client sent too little); with some (--scenario), only what those scenarios can show is
+    judged, and the rest is not tested."""
+    every = {run.scenario.name for run in runs} == {scenario.name for scenario in SCENARIOS}
     settled = judging.settle_across_run([r for run in runs for r in judging.judge(run)])
     blocked = {
         requirement_id: "blocked by "
@@ -112,7 +116,10 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
         settled.kept,
         strict=strict,
         role="client",
-        untested_reason="no scenario of this run gave the client a chance to show it",
+        profile="full" if every else "scenarios",
+        untested_reason="no scenario of this run gave the client a chance to show it"
+        if every
+        else "not shown by the scenarios chosen (--scenario)",
         cannot_check=blocked,
     )
     for outcome in verdict.outcomes:

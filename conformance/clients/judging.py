@@ -261,10 +261,18 @@ def check_no_unchanged_retry(run: ScenarioRun) -> list[CheckResult]:
     refused = [a for a in run.arrivals if a.status in (400, 401)]
     if not refused:
         return []
-    seen = {a.fingerprint: a for a in refused}
     for arrival in run.arrivals:
-        earlier = seen.get(arrival.fingerprint)
-        if earlier is not None and earlier.arrived < arrival.arrived:
+        earlier = next(
+            (
+                a
+                for a in refused
+                if a.fingerprint == arrival.fingerprint
+                and a.answered
+                and a.answered <= arrival.arrived
+            ),
+            None,
+        )
+        if earlier is not None:
             message = (
                 f"the request answered {earlier.status} was sent again unchanged "
                 f"{arrival.arrived - earlier.answered:.3f} s later"
