@@ -103,7 +103,7 @@ def test_three_requests_while_limited_are_hammering_and_one_cause():
     results = judging.judge(run)
     hammering = [r for r in results if r.requirement_id == "CLI-NO-HAMMERING"]
     assert [r.passed for r in hammering] == [False]
-    assert "3 requests sent while limited" in hammering[0].message
+    assert "3 requests sent while limited by one 429" in hammering[0].message
     assert hammering[0].exchange.id == 4  # the request that reached the threshold
     settled = judging.settle_across_run(results)
     failed = {r.requirement_id for r in settled.kept if not r.passed}
@@ -207,3 +207,39 @@ def test_the_key_must_be_a_bearer_token():
     results = judging.check_bearer_key(run)
     assert outcomes(results) == {("CLI-BEARER-KEY", False)}
     assert results[0].exchange.id == 2
+
+
+def test_early_requests_are_counted_per_limitation_as_the_ban_counts_strikes():
+    # A fixed 1 s sleep against 3 s waits: two early in the first limitation, one in the next.
+    run = scenario_run(
+        "retry-after-date",
+        [
+            arrival(0.0, 429, retry_after=3),
+            arrival(1.0, 429, retry_after=2),
+            arrival(2.0, 429, retry_after=1),
+            arrival(3.1, 429, retry_after=3),
+            arrival(4.2, 429, retry_after=2),
+            arrival(6.2, 201),
+        ],
+    )
+    assert ("CLI-NO-HAMMERING", True) in outcomes(judging.check_no_hammering(run))
+    assert ("CLI-RETRY-AFTER", False) in outcomes(judging.check_waits_for_retry_after(run))
+
+
+def test_a_client_must_retry_a_short_429_but_may_stop_when_it_likes():
+    gave_up_at_once = scenario_run("retry-after-seconds", [arrival(0.0, 429, retry_after=1)], 1)
+    results = judging.check_retries(gave_up_at_once)
+    assert outcomes(results) == {("CLI-RETRIES", False)}
+    assert "sent nothing more" in results[0].message
+    retried_once = scenario_run(
+        "retry-after-seconds", [arrival(0.0, 429, retry_after=1), arrival(1.1, 429)], 1
+    )
+    assert outcomes(judging.check_retries(retried_once)) == {("CLI-RETRIES", True)}
+
+
+def test_two_retries_without_retry_after_leave_the_growth_unjudged_not_failed():
+    run = waits_run(0.5, 1.0)
+    run.arrivals[-1].exchange.status = 429  # it gave up after its second retry
+    run.exit_status = 1
+    assert judging.check_backoff_grows(run) == []
+    assert "gave up after 2 retries" in judging.too_few_waits([run])["CLI-BACKOFF-GROWS"]

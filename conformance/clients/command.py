@@ -120,7 +120,7 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
         untested_reason="no scenario of this run gave the client a chance to show it"
         if every
         else "not shown by the scenarios chosen (--scenario)",
-        cannot_check=blocked,
+        cannot_check={**judging.too_few_waits(runs), **blocked},
     )
     for outcome in verdict.outcomes:
         if outcome.outcome == "not-tested" and outcome.requirement.id in settled.displaced:
