@@ -124,12 +124,7 @@ def junit(client_run: ClientRun) -> bytes:
     """One test case per check, named scenario::check, with its requirement as a property."""
     outcomes = client_run.verdict.outcomes
     results = [(o, failure) for o in outcomes for failure in o.failures]
-    suite = ET.Element(
-        "testsuite",
-        name="petstore-conformance client",
-        tests=str(sum(o.checks for o in outcomes)),
-        failures=str(sum(1 for o, _ in results if o.outcome == "failed")),
-    )
+    suite = ET.Element("testsuite", name="petstore-conformance client")
     failed_ids = {(o.requirement.id, f.test_id) for o, f in results if o.outcome == "failed"}
     for outcome in outcomes:
         for test_id in outcome.tests:
@@ -140,6 +135,8 @@ def junit(client_run: ClientRun) -> bytes:
             if (outcome.requirement.id, test_id) in failed_ids:
                 message = next(f.message for f in outcome.failures if f.test_id == test_id)
                 ET.SubElement(case, "failure", message=plain(message)).text = plain(message)
+    suite.set("tests", str(len(suite)))
+    suite.set("failures", str(len(failed_ids)))
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
 
 
