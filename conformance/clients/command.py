@@ -106,12 +106,6 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
     judged, and the rest is not tested."""
     every = {run.scenario.name for run in runs} == {scenario.name for scenario in SCENARIOS}
     settled = judging.settle_across_run([r for run in runs for r in judging.judge(run)])
-    blocked = {
-        requirement_id: "blocked by "
-        + ", ".join(f"{other} (failed)" for other in sorted(others))
-        + ": one retry policy, one cause"
-        for requirement_id, others in settled.displaced.items()
-    }
     verdict = decide(
         settled.kept,
         strict=strict,
@@ -120,11 +114,15 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
         untested_reason="no scenario of this run gave the client a chance to show it"
         if every
         else "not shown by the scenarios chosen (--scenario)",
-        cannot_check={**judging.too_few_waits(runs), **blocked},
+        cannot_check={**judging.too_few_waits(runs), **settled.displaced_reasons()},
     )
+    judged = {o.requirement.id: o.outcome for o in verdict.outcomes}
     for outcome in verdict.outcomes:
-        if outcome.outcome == "not-tested" and outcome.requirement.id in settled.displaced:
-            outcome.blocked_by = sorted(settled.displaced[outcome.requirement.id])
+        blockers = sorted(settled.displaced.get(outcome.requirement.id, ()))
+        if outcome.outcome == "not-tested" and blockers:
+            outcome.blocked_by = blockers
+            named = ", ".join(f"{other} ({judged.get(other, 'failed')})" for other in blockers)
+            outcome.reason = f"blocked by {named}: one retry policy, one cause"
     return verdict
 
 

@@ -375,6 +375,10 @@ class Settled:
     kept: list[CheckResult]
     displaced: dict[str, set[str]]  # requirement -> the failed ones it yielded to
 
+    def displaced_reasons(self) -> dict[str, str]:
+        """Why each displaced requirement was not judged (the verdict names the outcomes)."""
+        return {id_: f"blocked by {', '.join(sorted(o))}" for id_, o in self.displaced.items()}
+
 
 def settle_across_run(results: list[CheckResult]) -> Settled:
     """One retry policy, one cause: a requirement whose `yields_to` names one that failed
