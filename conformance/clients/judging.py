@@ -40,6 +40,7 @@ class Early:
     answer: Arrival  # the answer whose wait it broke
     early: float  # seconds before the end of that wait
     after: float  # seconds after that answer
+    position: int  # the request's number in its scenario, from 1
 
 
 def result(
@@ -84,7 +85,7 @@ def early_requests(run: ScenarioRun, statuses: Iterable[int]) -> list[Early]:
                 continue
             early = end - arrival.arrived
             if early > TOLERANCE and (worst is None or early > worst.early):
-                worst = Early(arrival, answer, early, arrival.arrived - answer.answered)
+                worst = Early(arrival, answer, early, arrival.arrived - answer.answered, index + 1)
         if worst is not None:
             found.append(worst)
     return found
@@ -100,7 +101,7 @@ def describe_early(item: Early) -> str:
     given = item.answer.header("Retry-After")
     return (
         f"came back {item.after:.3f} s after a {item.answer.status} with Retry-After: {given}, "
-        f"{item.early:.3f} s before that wait was over (request {item.arrival.exchange.id})"
+        f"{item.early:.3f} s before that wait was over (request {item.position} of the scenario)"
     )
 
 

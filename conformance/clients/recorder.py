@@ -18,6 +18,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from conformance.client import Exchange, _redact_authorization, _Secrets
 
 BODY_LIMIT = 1 << 20  # recorded bytes of a request body; clients of this API send a few dozen
+# Exchange ids are unique across the scenarios of a run (they run at once): the HAR and the
+# reports name exchanges by id.
+_EXCHANGE_IDS = itertools.count(1)
 NOT_JSON = object()
 
 
@@ -53,7 +56,6 @@ class Recorder:
         self.secrets = _Secrets({"main": key})
         self.reproduce = reproduce  # the line that runs the scenario again, for the reports
         self.arrivals: list[Arrival] = []
-        self._ids = itertools.count(1)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,7 +101,7 @@ class Recorder:
             for name, value in headers
         }
         exchange = Exchange(
-            id=next(self._ids),
+            id=next(_EXCHANGE_IDS),
             key_label="main",
             method=scope["method"],
             url=self.secrets.redact(f"http://{host}{target}"),
