@@ -304,7 +304,8 @@ def client_timeline_html(lanes: list[tuple[str, list[ClientMark]]]) -> str:
         middle = TOP + LANE_HEIGHT * row + LANE_HEIGHT / 2
         canvas.add(
             f'<line x1="{LEFT}" x2="{LEFT + PLOT_WIDTH}" y1="{middle}" y2="{middle}" '
-            f'stroke="#e3e3e3"/><text x="{LEFT - 6}" y="{middle + 4}" text-anchor="end">'
+            # The name above its lane: scenario names are longer than the left margin.
+            f'stroke="#e3e3e3"/><text x="{LEFT + 2}" y="{middle - 8}" fill="#555">'
             f"{escape(name)}</text>"
         )
         for mark in marks:
