@@ -118,3 +118,44 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert process.stdout == ""
     assert len(process.stderr.strip().splitlines()) == 1 and message in process.stderr
     assert "Traceback" not in process.stderr
+
+
+def test_a_stopped_run_stops_its_clients(tmp_path):
+    pid_file = tmp_path / "client.pid"
+    script = tmp_path / "waits.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+        "os.replace(sys.argv[1] + '.tmp', sys.argv[1])\n"
+        "time.sleep(300)\n"
+    )
+    checker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "client",
+            "--scenario",
+            "success",
+            "--command",
+            f"{sys.executable} {script} {pid_file}",
+            "--report-dir",
+            str(tmp_path / "reports"),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    checker.terminate()
+    stdout, stderr = checker.communicate(timeout=60)
+    assert checker.returncode == 2, stdout + stderr
+    assert stderr.strip() == "petstore-conformance client: interrupted; every client was stopped"
+    client = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while is_running(client) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not is_running(client)

@@ -8,13 +8,15 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import signal
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from conformance.clients import judging, reports
-from conformance.clients.runner import CommandDidNotStart, ScenarioRun, run_scenario
+from conformance.clients.runner import CommandDidNotStart, ScenarioRun, run_scenario, stop_all
 from conformance.clients.scenarios import BY_NAME, SCENARIOS, Scenario
 from conformance.verdict import Verdict, decide
 
@@ -97,7 +99,11 @@ def run_all(scenarios: list[Scenario], command: str, timeout: float) -> list[Sce
     """Every scenario at once, each on its own server: the run takes as long as its longest."""
     with ThreadPoolExecutor(max_workers=len(scenarios)) as pool:
         futures = [pool.submit(run_scenario, s, command, timeout) for s in scenarios]
-        return [future.result() for future in futures]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:  # Ctrl-C, or a command that cannot start: stop every client
+            stop_all()
+            raise
 
 
 def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
@@ -126,8 +132,14 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
     return verdict
 
 
+def interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM as Ctrl-C: the clients are stopped, not left behind
+
+
 def main(argv: list[str]) -> int:
     arguments = build_parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupted)
     command = (arguments.command or "").strip()
     try:
         if not command:
@@ -139,6 +151,7 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: {error}", file=sys.stderr)
         return NO_VERDICT
     except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; every client was stopped", file=sys.stderr)
         return NO_VERDICT
     client_run = reports.ClientRun(
         command=command,

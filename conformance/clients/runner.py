@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -26,6 +27,20 @@ from conformance.reference.serve import start_app_in_thread
 
 SHELL_NOT_FOUND = (126, 127)  # the shell's "cannot execute" and "command not found"
 OUTPUT_TAIL = 2000  # characters of the client's stdout and stderr kept for the reports
+
+
+# The clients running now: on Ctrl-C every one is stopped, as they run in sessions of their
+# own that the terminal's signal does not reach.
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+def stop_all() -> None:
+    with _running_lock:
+        running = list(_running)
+    for process in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 class CommandDidNotStart(Exception):
@@ -100,10 +115,15 @@ def run_command(
             stderr=err,
             start_new_session=True,  # its own process group: stopped whole
         )
+        with _running_lock:
+            _running.add(process)
         try:
             status: int | None = process.wait(limit)
         except subprocess.TimeoutExpired:
             status = None
+        finally:
+            with _running_lock:
+                _running.discard(process)
         seconds = time.monotonic() - started
         stop_group(process)
         stdout, stderr = (recorder.secrets.redact(tail(handle)) for handle in (out, err))
