@@ -59,7 +59,9 @@ ZOO = (
     Client("urllib3 Retry", python("urllib3_retry.py"), warned=frozenset({RESET})),
     Client("tenacity", python("tenacity_client.py"), warned=frozenset({RESET})),
     Client("backoff", python("backoff_client.py"), warned=frozenset({RESET})),
-    Client("got", node_script("got.mjs"), warned=frozenset({RESET})),
+    # The README's two ten-line drivers: requests with urllib3's Retry, and got.
+    Client("requests + urllib3 Retry", python("readme_driver.py"), warned=frozenset({RESET})),
+    Client("got", node_script("readme_driver.mjs"), warned=frozenset({RESET})),
     Client("axios-retry", node_script("axios_retry.mjs"), warned=frozenset({RESET})),
     # ky waits for X-RateLimit-Reset where a 429 has no Retry-After (as CLI-WAITS-FOR-RESET
     # advises after Remaining 0); the scenario server's Resets are whole seconds 1-2 s ahead,
