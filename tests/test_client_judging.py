@@ -243,3 +243,22 @@ def test_two_retries_without_retry_after_leave_the_growth_unjudged_not_failed():
     run.exit_status = 1
     assert judging.check_backoff_grows(run) == []
     assert "gave up after 2 retries" in judging.too_few_waits([run])["CLI-BACKOFF-GROWS"]
+
+
+def test_waiting_for_each_reset_named_is_as_good_as_growing_waits():
+    # ky's way without Retry-After: wait for X-RateLimit-Reset (1 to 2 s on, by the second).
+    resets = [int(WALL) + 2, int(WALL) + 3, int(WALL) + 5]
+    run = scenario_run(
+        "no-retry-after",
+        [
+            arrival(0.3, 429, reset=resets[0]),
+            arrival(2.0, 429, reset=resets[1]),
+            arrival(3.0, 429, reset=resets[2]),
+            arrival(5.0, 200),
+        ],
+    )
+    results = judging.check_backoff_grows(run)
+    assert outcomes(results) == {("CLI-BACKOFF-GROWS", True), ("LIM-CLIENT-BACKOFF", True)}
+    assert "X-RateLimit-Reset" in results[0].message
+    run.arrivals[2].arrived_wall -= 0.5  # one came back before its Reset: growth is judged
+    assert ("CLI-BACKOFF-GROWS", False) in outcomes(judging.check_backoff_grows(run))

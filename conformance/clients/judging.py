@@ -234,8 +234,11 @@ def check_backoff_grows(run: ScenarioRun) -> list[CheckResult]:
     waits = refusal_waits(run)
     if len(waits) < 3:  # a client that gave up sooner: see too_few_waits
         return []
-    first, last = waits[0], waits[-1]
     shown = ", ".join(f"{wait:.2f}" for wait in waits)
+    if waited_for_resets(run):
+        message = f"waits {shown} s: each to the X-RateLimit-Reset its 429 named"
+        return result(run, check_backoff_grows, "CLI-BACKOFF-GROWS", True, message)
+    first, last = waits[0], waits[-1]
     passed = last >= max(GROWTH * first, first + GROWTH_SECONDS)
     message = (
         f"waits after 429s without Retry-After: {shown} s; the last must be at least "
@@ -243,6 +246,21 @@ def check_backoff_grows(run: ScenarioRun) -> list[CheckResult]:
     )
     evidence = run.arrivals[len(waits)] if not passed else None
     return result(run, check_backoff_grows, "CLI-BACKOFF-GROWS", passed, message, evidence)
+
+
+def waited_for_resets(run: ScenarioRun) -> bool:
+    """Whether, after every 429, the client waited for the X-RateLimit-Reset it named: the
+    server's own word on when to come back, as good as a back-off of the client's."""
+    pairs = list(zip(run.arrivals, run.arrivals[1:], strict=False))
+    limited = [(this, nxt) for this, nxt in pairs if this.status == 429]
+    for this, nxt in limited:
+        try:
+            reset = float(this.header("X-RateLimit-Reset") or "")
+        except ValueError:
+            return False
+        if reset - nxt.arrived_wall > TOLERANCE:
+            return False
+    return bool(limited)
 
 
 def refusal_waits(run: ScenarioRun) -> list[float]:

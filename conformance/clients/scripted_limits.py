@@ -88,11 +88,14 @@ class ScriptedLimits:
             "http-date": formatdate(until, usegmt=True),
             None: None,
         }[script.retry_after]
+        # Without Retry-After, the Reset still names a moment ahead (the wait's end), as a
+        # limiter's window does: a client may wait for it instead of backing off on its own.
+        reset = until if script.retry_after else math.ceil(now) + script.wait
         return ScriptedDecision(
             False,
             LIMIT,
             0,
-            math.ceil(until),
+            math.ceil(reset),
             code=REFUSAL_CODES[script.status],
             retry_after_text=text,
         )
