@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -120,6 +120,7 @@ class Outcome:
     verdict: str
     failed: frozenset[str]
     warned: frozenset[str]
+    console: str = field(default="", compare=False, repr=False)  # what a failure shows
 
 
 def certify(client: Client, report_dir: Path) -> Outcome:
@@ -137,6 +138,7 @@ def certify(client: Client, report_dir: Path) -> Outcome:
         statement["verdict"],
         frozenset(statement["failed_requirements"]),
         frozenset(statement["warned_requirements"]),
+        done.stdout,
     )
 
 
@@ -172,7 +174,7 @@ def test_client_is_judged_by_its_retry_policy(client: Client, tmp_path: Path, re
         request.getfixturevalue("node_clients")
     with ThreadPoolExecutor(max_workers=2) as pool:
         runs = list(pool.map(lambda n: certify(client, tmp_path / f"run{n}"), (1, 2)))
-    assert runs[0] == runs[1], "two runs of the same client disagree"
+    assert runs[0] == runs[1], "two runs disagree:\n" + runs[0].console + runs[1].console
     outcome = runs[0]
     conformant = not client.failed
     assert outcome == Outcome(
@@ -180,4 +182,4 @@ def test_client_is_judged_by_its_retry_policy(client: Client, tmp_path: Path, re
         "conformant" if conformant else "not conformant",
         client.failed,
         client.warned,
-    )
+    ), outcome.console

@@ -7,9 +7,9 @@ const TRIES = 5;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 // RFC 9110 10.2.3: delay-seconds or an HTTP-date; without it, our own exponential back-off
-// (0.5 s, 1 s, 2 s ...) with +-25 % jitter, so that many clients do not come back at once.
+// (1 s, 2 s, 4 s ...) with +-25 % jitter, so that many clients do not come back at once.
 function msToWait(retryAfter, attempt) {
-  if (retryAfter === null) return 500 * 2 ** attempt * (0.75 + Math.random() / 2);
+  if (retryAfter === null) return 1000 * 2 ** attempt * (0.75 + Math.random() / 2);
   if (/^\s*\d+\s*$/.test(retryAfter)) return Number(retryAfter) * 1000 + Math.random() * 200;
   return Date.parse(retryAfter) - Date.now() + 50;
 }

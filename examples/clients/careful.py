@@ -17,9 +17,9 @@ BASE, KEY, TRIES = os.environ["PETSTORE_BASE_URL"], os.environ["PETSTORE_API_KEY
 
 def seconds_to_wait(retry_after: str | None, attempt: int) -> float:
     """RFC 9110 10.2.3: delay-seconds or an HTTP-date; without it, our own exponential back-off
-    (0.5 s, 1 s, 2 s ...) with +-25 % jitter, so that many clients do not come back at once."""
+    (1 s, 2 s, 4 s ...) with +-25 % jitter, so that many clients do not come back at once."""
     if retry_after is None:
-        return 0.5 * 2**attempt * random.uniform(0.75, 1.25)
+        return 2**attempt * random.uniform(0.75, 1.25)
     if retry_after.strip().isdigit():
         return int(retry_after) + random.uniform(0, 0.2)
     return email.utils.parsedate_to_datetime(retry_after).timestamp() - time.time() + 0.05

@@ -25,7 +25,7 @@ def last_answer(retry_state) -> httpx.Response:
 
 @retry(
     retry=retry_if_result(lambda response: response.status_code in RETRIED_STATUSES),
-    wait=wait_retry_after(wait_exponential_jitter(multiplier=0.5, max=10, jitter=0.25)),
+    wait=wait_retry_after(wait_exponential_jitter(multiplier=1, max=10, jitter=0.25)),
     stop=stop_after_attempt(5),
     retry_error_callback=last_answer,
 )
