@@ -37,7 +37,6 @@ class Client:
     warned: frozenset[str] = frozenset()
     # SHOULD faults fail only under --strict; their clients are run so, to be "not conformant".
     strict: bool = False
-    disputed: bool = False
 
     @property
     def node(self) -> bool:
@@ -63,11 +62,9 @@ ZOO = (
     Client("requests + urllib3 Retry", python("readme_driver.py"), warned=frozenset({RESET})),
     Client("got", node_script("readme_driver.mjs"), warned=frozenset({RESET})),
     Client("axios-retry", node_script("axios_retry.mjs"), warned=frozenset({RESET})),
-    # ky waits for X-RateLimit-Reset where a 429 has no Retry-After (as CLI-WAITS-FOR-RESET
-    # advises after Remaining 0); the scenario server's Resets are whole seconds 1-2 s ahead,
-    # so whether those waits "grow" (CLI-BACKOFF-GROWS) is chance: two runs disagree. Left out
-    # of the verdicts until the judgement of a Reset-following client is settled.
-    Client("ky", node_script("ky.mjs"), warned=frozenset({RESET}), disputed=True),
+    # ky waits for the X-RateLimit-Reset of a 429 that has no Retry-After: a back-off the
+    # server chose, judged as such by CLI-BACKOFF-GROWS.
+    Client("ky", node_script("ky.mjs"), warned=frozenset({RESET})),
     # Faulty, each on the requirement its mistake breaks.
     Client(
         "urllib3 Retry, retries at once",
@@ -142,11 +139,6 @@ def certify(client: Client, report_dir: Path) -> Outcome:
     )
 
 
-def marks(client: Client) -> list[pytest.MarkDecorator]:
-    disputed = pytest.mark.skip(reason="its verdict is chance today (see the comment in ZOO)")
-    return [pytest.mark.node] * client.node + [disputed] * client.disputed
-
-
 @pytest.fixture(scope="session")
 def node_clients() -> Path:
     """The Node clients' packages, installed from the lock file when node_modules is missing
@@ -167,7 +159,7 @@ def node_clients() -> Path:
 
 @pytest.mark.parametrize(
     "client",
-    [pytest.param(client, id=client.name, marks=marks(client)) for client in ZOO],
+    [pytest.param(c, id=c.name, marks=[pytest.mark.node] if c.node else []) for c in ZOO],
 )
 def test_client_is_judged_by_its_retry_policy(client: Client, tmp_path: Path, request) -> None:
     if client.node:
