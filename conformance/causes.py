@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.checks import CheckResult
-from conformance.spec import catalogue
+from conformance.spec import all_requirements
 
 
 @dataclass
@@ -44,18 +44,20 @@ def more_specific_failures(result: CheckResult, failed_on: dict[int, set[str]]) 
     if result.passed or result.exchange is None:
         return []
     others = failed_on.get(result.exchange.id, set())
-    return [other for other in catalogue()[result.requirement_id].yields_to if other in others]
+    return [
+        other for other in all_requirements()[result.requirement_id].yields_to if other in others
+    ]
 
 
 def prerequisites(requirement_id: str) -> list[str]:
     """What `requirement_id` needs, directly or through what that needs, nearest first."""
     order: list[str] = []
-    queue = list(catalogue()[requirement_id].needs)
+    queue = list(all_requirements()[requirement_id].needs)
     while queue:
         needed = queue.pop(0)
         if needed not in order and needed != requirement_id:
             order.append(needed)
-            queue.extend(catalogue()[needed].needs)
+            queue.extend(all_requirements()[needed].needs)
     return order
 
 

@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from conformance.spec import catalogue
+from conformance.spec import all_requirements
 
 if TYPE_CHECKING:
     from conformance.client import Exchange
@@ -105,7 +105,7 @@ def expect(
     requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
 ) -> bool:
     """Record whether `requirement_id` held; `message` says what must hold (and what was seen)."""
-    if requirement_id not in catalogue():
+    if requirement_id not in all_requirements():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     passed = bool(condition)
     result = CheckResult(
@@ -126,7 +126,7 @@ def require(
 def cannot_check(requirement_id: str, reason: str) -> None:
     """Say that this run cannot check `requirement_id` (it shows as not tested, with `reason`,
     and does not stand in the way of a verdict)."""
-    if requirement_id not in catalogue():
+    if requirement_id not in all_requirements():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     ledger().unavailable[requirement_id] = reason
 
@@ -134,7 +134,7 @@ def cannot_check(requirement_id: str, reason: str) -> None:
 def skip_case(requirement_id: str, case: str, reason: str) -> None:
     """Say that this run leaves `case` of `requirement_id` out, and why: the closing summary
     and the reports list it, whatever the requirement's other cases showed."""
-    if requirement_id not in catalogue():
+    if requirement_id not in all_requirements():
         raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
     cases = ledger().skipped_cases.setdefault(requirement_id, [])
     text = f"{case}: {reason}"
@@ -143,7 +143,7 @@ def skip_case(requirement_id: str, case: str, reason: str) -> None:
 
 
 def describe(result: CheckResult) -> str:
-    requirement = catalogue()[result.requirement_id]
+    requirement = all_requirements()[result.requirement_id]
     text = f"[{requirement.id}, {requirement.level}] {result.message}"
     if result.exchange is not None:
         text += (

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance import checks, compare
+from conformance.clients import command as client_command
 from conformance.plugin import HELP
 from conformance.reports import package
 from conformance.run import NoVerdict, open_run
@@ -37,9 +38,10 @@ METAVARS = {
     "client_cert": "FILE",
     "client_key": "FILE",
 }
-# `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify FILE.zip`: words no
-# run option or pytest argument starts with, so the run's own forms are unchanged.
-SUBCOMMANDS = {"compare": compare.main, "verify": package.main}
+# `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify FILE.zip`,
+# `petstore-conformance client --command CMD`: words no run option or pytest argument starts
+# with, so the run's own forms are unchanged.
+SUBCOMMANDS = {"compare": compare.main, "verify": package.main, "client": client_command.main}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -56,7 +58,8 @@ def build_parser() -> OneLineParser:
         "--base-url it starts the bundled reference and certifies that. Options after `--` go "
         "to pytest. Every option also reads its environment variable.",
         epilog="Also: `petstore-conformance compare BEFORE AFTER` (what changed between two "
-        "runs) and `petstore-conformance verify FILE.zip` (check a package).",
+        "runs), `petstore-conformance verify FILE.zip` (check a package) and "
+        "`petstore-conformance client --command CMD` (certify a client; see client --help).",
     )
     for name, text in HELP.items():
         flag = "--" + name.replace("_", "-")

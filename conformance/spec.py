@@ -85,11 +85,18 @@ class Requirement:
     yields_to: tuple[str, ...] = field(default_factory=tuple)
     needs: tuple[str, ...] = field(default_factory=tuple)
     basis: Basis | None = None  # every MUST has one; a SHOULD may
+    role: str = "server"  # whom it binds: "server", or "client" (judged by the client mode)
 
 
 @cache
-def catalogue() -> dict[str, Requirement]:
-    """All requirements by id, in catalogue order."""
+def catalogue(role: str = "server") -> dict[str, Requirement]:
+    """The requirements of one role (servers by default) by id, in catalogue order."""
+    return {id_: r for id_, r in all_requirements().items() if r.role == role}
+
+
+@cache
+def all_requirements() -> dict[str, Requirement]:
+    """Every requirement, of servers and of clients, by id, in catalogue order."""
     raw = yaml.safe_load(requirements_path().read_text(encoding="utf-8"))
     entries = {}
     for item in raw["requirements"]:
@@ -105,6 +112,7 @@ def catalogue() -> dict[str, Requirement]:
             yields_to=tuple(item.get("yields_to") or ()),
             needs=tuple(item.get("needs") or ()),
             basis=read_basis(item.get("basis"), item.get("quote")),
+            role=item.get("role", "server"),
         )
         entries[requirement.id] = requirement
     return entries

@@ -76,18 +76,20 @@ def decide(
     unavailable: dict[str, str] | None = None,
     cannot_check: dict[str, str] | None = None,
     skipped_cases: dict[str, list[str]] | None = None,
+    role: str = "server",
 ) -> Verdict:
     """MUST failures decide "not conformant" even when the run was cut short; otherwise a full
     run that could not check every testable MUST requirement has no verdict. `unavailable`
     names requirements this run's inputs cannot check (no spare key, say), and why;
     `cannot_check` those a test found it could not check against this target, and why.
+    `role` picks the requirements judged: a server's, or a client's (conformance.clients).
 
     One cause, one requirement (conformance.causes): a failure that a more specific one on the
     same response explains does not count, and a requirement never judged because one it needs
     failed is "not tested", blocked by that one."""
     excused = {**(cannot_check or {}), **(unavailable or {})}
     settled = causes.settle(results)
-    by_id: dict[str, list[CheckResult]] = {id_: [] for id_ in catalogue()}
+    by_id: dict[str, list[CheckResult]] = {id_: [] for id_ in catalogue(role)}
     for result in settled.kept:
         by_id[result.requirement_id].append(result)
     outcomes = [
@@ -97,7 +99,7 @@ def decide(
             strict,
             excused.get(requirement.id, untested_reason),
         )
-        for requirement in catalogue().values()
+        for requirement in catalogue(role).values()
     ]
     # What the run was not given says most; else what failed before it, else the test's reason.
     ran = {result.test_id.split("[", 1)[0] for result in results}

@@ -125,7 +125,7 @@ def test_the_closing_lines_list_warned_not_tested_and_blocked_with_reasons():
         "  AUTH-INVALID-KEY-401 (MUST), passed but for one case: the key in the URL: needs the "
         "opt-in" in lines
     )
-    assert any(line.startswith("not testable over HTTP: LIM-CLIENT-BACKOFF") for line in lines)
+    assert any(line.startswith("not testable over HTTP: LIM-PLAN-CHANGE") for line in lines)
     assert any("'psc-ab-'" in line for line in lines)
 
 

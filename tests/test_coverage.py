@@ -72,3 +72,49 @@ def test_catalogue_entry_is_verified_as_it_claims(entry, checked_by):
         assert not checked_by[entry.id], f"{entry.id} says it cannot be tested, yet was checked"
     else:
         assert checked_by[entry.id], f"{entry.id} was not checked by any test of a full run"
+
+
+# --- Clients: every client requirement names checks of the judging, and a run of a careful
+# client through every scenario really made them (and was conformant). One test, so that the
+# run is made once however the tests are dealt out to workers.
+
+
+def test_client_requirements_are_verified_as_they_claim(tmp_path):
+    from conformance.clients import judging
+    from tests import inline_clients
+
+    command = inline_clients.command(tmp_path, inline_clients.CAREFUL, "careful")
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "client",
+            "--command",
+            command,
+            "--report-dir",
+            str(tmp_path / "reports"),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
+    statement = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+    assert statement["role"] == "client"
+    checked_by = {  # scenario::check_x -> judging.py::check_x
+        entry["id"]: {"judging.py::" + test.split("::", 1)[1] for test in entry["tests"]}
+        for entry in statement["requirements"]
+    }
+    checks = {check.__name__ for check in judging.CHECKS}
+    problems = []
+    for entry in catalogue("client").values():
+        if not entry.tests or entry.not_testable:
+            problems.append(f"{entry.id} names no check")
+        for test in entry.tests:
+            if test.split("::", 1)[1] not in checks:
+                problems.append(f"{entry.id} names {test}, which is no check")
+            elif test not in checked_by[entry.id]:
+                problems.append(f"{test} did not judge {entry.id} in a run")
+    assert problems == []

@@ -142,27 +142,58 @@ def test_anonymous_callers_are_limited_per_address(reference_server):
         assert client.get("/categories", headers=_auth("anon")).status_code == 200
 
 
-def test_burst_while_limited_bans_the_key(reference_server):
-    minute = 5
-    server = reference_server(["ban:enterprise:2:1000", "fine:enterprise:2:1000"], minute)
+def test_no_ban_unless_asked_for(reference_server):
+    server = reference_server(["noban:enterprise:2:1000"], minute_seconds=60)
+    auth = _auth("noban")
+    with httpx.Client(base_url=server.base_url, timeout=10) as client:
+        codes = []
+        for _ in range(2 + 15):
+            response = client.get("/categories", headers=auth)
+            codes.append(response.json()["code"] if response.status_code == 429 else "ok")
+        # Rule 5 says a key "may" be banned: by default the reference never bans.
+        assert codes == ["ok"] * 2 + ["rate_limited"] * 15, codes
+
+
+def test_requests_while_limited_ban_the_key_when_asked(reference_server):
+    server = reference_server(
+        ["ban:enterprise:2:1000", "fine:enterprise:2:1000"],
+        minute_seconds=60,
+        extra=["--ban-after", "3", "--ban-seconds", "30"],
+    )
     auth = _auth("ban")
     with httpx.Client(base_url=server.base_url, timeout=10) as client:
         codes = []
-        for _ in range(2 + 11):
+        for _ in range(2 + 1 + 3):
             response = client.get("/categories", headers=auth)
             codes.append(response.json()["code"] if response.status_code == 429 else "ok")
-        # 10 strikes are tolerated; the 11th request refused while limited earns the ban.
-        assert codes == ["ok"] * 2 + ["rate_limited"] * 10 + ["key_banned"], codes
+        # The first 429 makes the key limited; the third request sent before its Retry-After
+        # has passed earns the ban.
+        assert codes == ["ok"] * 2 + ["rate_limited"] * 3 + ["key_banned"], codes
         banned = client.get("/categories", headers=auth)
         assert assert_error(banned, 429)["code"] == "key_banned"
         retry_after = int(banned.headers["Retry-After"])
-        # The ban lasts ten minutes: far beyond the end of the current minute.
-        assert 10 * minute - 2 <= retry_after <= 10 * minute, retry_after
+        # The ban lasts its 30 s, beyond the end of the current minute's Retry-After.
+        assert 28 <= retry_after <= 30, retry_after
         _, remaining, reset = rate_limit_headers(banned)
         assert remaining == 0
         assert abs(reset - (_server_time(banned) + retry_after)) <= 2
         # The ban is per key.
         assert client.get("/categories", headers=_auth("fine")).status_code == 200
+
+
+def test_ban_options_go_together():
+    import subprocess
+
+    from tests.servers import reference_command
+
+    process = subprocess.run(
+        reference_command(["--key", "k:free", "--ban-after", "3"]),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert process.returncode == 2
+    assert process.stderr.strip().count("\n") == 0 and "--ban-seconds" in process.stderr
 
 
 @pytest.mark.redis

@@ -192,9 +192,9 @@ def test_each_entry_and_matrix_row_shows_the_basis(run, failing_verdict):
 
 def test_a_not_tested_entry_says_why(run, failing_verdict):
     document = statement_module.statement(run, failing_verdict, FINISHED)
-    not_tested = entry(document, "LIM-BAN")
+    not_tested = entry(document, "LIM-PLAN-CHANGE")
     assert not_tested["outcome"] == "not-tested"
-    assert not_tested["reason"] == catalogue()["LIM-BAN"].not_testable
+    assert not_tested["reason"] == catalogue()["LIM-PLAN-CHANGE"].not_testable
     assert "reason" not in entry(document, "CAT-LIST-200")
 
 

@@ -49,8 +49,35 @@ def test_requirement_is_well_formed(entry):
     assert bool(tests) != bool(reason), "an entry needs either `tests` or `not_testable`"
     if reason:
         assert isinstance(reason, str) and reason.strip()
+    # A server requirement names suite tests; a client requirement the judging's checks.
+    form = (
+        r"^judging\.py::check_\w+$"
+        if entry.get("role") == "client"
+        else r"^test_\w+\.py::test_\w+$"
+    )
     for test in tests:
-        assert re.match(r"^test_\w+\.py::test_\w+$", test), test
+        assert re.match(form, test), test
+    assert entry.get("role", "server") in {"server", "client"}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [e for e in _raw_requirements() if e.get("role") == "client"],
+    ids=lambda entry: entry["id"],
+)
+def test_client_requirement_states_its_basis(entry):
+    """Client requirements are new: each MUST says what makes it one (the working format)."""
+    basis = entry.get("basis")
+    if entry["level"] == "MUST":
+        assert basis is not None, "a client MUST names its basis"
+    if basis == "document":
+        assert entry.get("quote"), "basis: document needs the document's words in `quote`"
+        document = " ".join(interface_path().read_text(encoding="utf-8").split())
+        assert " ".join(entry["quote"].split()) in document, "the quote is not verbatim"
+    elif basis is not None:
+        assert basis["rfc"].startswith("RFC ") and basis["words"].strip()
+        if entry["level"] == "MUST":
+            assert re.search(r"\b(MUST|REQUIRED|SHALL)\b", basis["words"]), basis["words"]
 
 
 def test_the_interface_document_ships_in_the_spec_folder():
@@ -74,6 +101,10 @@ def test_a_fresh_clone_needs_nothing_beside_it():
 
 RFC_SECTION = re.compile(r"^RFC \d+ section \d+(\.\d+)*$")
 REQUIREMENT_LEVEL = re.compile(r"\b(MUST( NOT)?|REQUIRED|SHALL( NOT)?)\b")
+# A SHOULD may rest on an RFC's recommendation (SHOULD, RECOMMENDED) as well.
+RECOMMENDATION_LEVEL = re.compile(
+    r"\b(MUST( NOT)?|REQUIRED|SHALL( NOT)?|SHOULD( NOT)?|RECOMMENDED)\b"
+)
 
 
 def folded(text: str) -> str:
@@ -95,8 +126,9 @@ def test_every_must_names_its_basis(entry):
     else:
         assert isinstance(basis, dict) and set(basis) == {"rfc", "words"}, basis
         assert RFC_SECTION.match(basis["rfc"]), basis["rfc"]
-        assert REQUIREMENT_LEVEL.search(basis["words"]), (
-            f"{entry['id']}: the RFC's words hold no MUST, MUST NOT, REQUIRED or SHALL"
+        level = REQUIREMENT_LEVEL if entry["level"] == "MUST" else RECOMMENDATION_LEVEL
+        assert level.search(basis["words"]), (
+            f"{entry['id']}: the RFC's words are not at the level of a {entry['level']}"
         )
 
 

@@ -140,3 +140,19 @@ def test_a_reset_that_is_no_moment_to_wait_for_is_not_drawn():
     root = svg_of(timeline.timeline_html(limited))
     assert not [line for line in root.iter(f"{SVG}line") if line.get("class") == "psc-reset"]
     assert [p for p in root.iter(f"{SVG}path") if p.get("class") == "psc-429"]
+
+
+def test_a_client_timeline_rings_each_request_that_came_before_its_wait():
+    from conformance.reports.timeline import ClientMark, client_timeline_html
+
+    marks = [
+        ClientMark(0.0, 429, 1.0, False),
+        ClientMark(0.2, 429, 1.0, True),  # 0.2 s after a 429 that asked for 1 s
+        ClientMark(1.3, 200, None, False),
+    ]
+    html = client_timeline_html([("retry-after-seconds", marks), ("success", [])])
+    assert html.count('class="psc-early"') == 1
+    assert html.count('class="psc-429"') == 2 and html.count('class="psc-retry-after"') == 2
+    assert "retry-after-seconds" in html and ">success<" not in html  # no requests, no lane
+    assert "1 came before a wait ended" in html
+    assert client_timeline_html([("success", [])]) == "<p>The client sent no requests to draw.</p>"

@@ -20,12 +20,12 @@ from conformance.reference.accesslog import AccessLogMiddleware
 from conformance.reference.auth import KeyRing
 from conformance.reference.categories import categories_endpoint
 from conformance.reference.errors import ROUTING_CODES, ApiError, error_response
-from conformance.reference.limiting import RequestLimits
+from conformance.reference.limiting import BanRule, RequestLimits
 from conformance.reference.middleware import RateLimitMiddleware
 from conformance.reference.outages import OutageLog
 from conformance.reference.pets import get_pet, list_orders
 from conformance.reference.plans import Plan
-from conformance.reference.storage import category_store
+from conformance.reference.storage import CategoryStore, category_store
 
 logger = logging.getLogger("petstore.reference")
 
@@ -38,6 +38,7 @@ class Settings:
     minute_seconds: int = 60
     database: str | None = None
     rate_limit_storage: str = "memory://"
+    ban: BanRule | None = None  # rule 5, only when asked for (--ban-after, --ban-seconds)
 
     def to_environment(self) -> str:
         """The settings as JSON for worker processes: key digests only, never the keys."""
@@ -50,6 +51,7 @@ class Settings:
                 "minute_seconds": self.minute_seconds,
                 "database": self.database,
                 "rate_limit_storage": self.rate_limit_storage,
+                "ban": [self.ban.after, self.ban.seconds] if self.ban else None,
             }
         )
 
@@ -62,6 +64,7 @@ class Settings:
             minute_seconds=raw["minute_seconds"],
             database=raw["database"],
             rate_limit_storage=raw["rate_limit_storage"],
+            ban=BanRule(*raw["ban"]) if raw.get("ban") else None,
         )
 
 
@@ -88,10 +91,20 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(500, "internal_error", "The server failed to answer this request.")
 
 
-def create_app(settings: Settings, *, access_log: bool = True) -> ASGIApp:
-    """The application; `access_log=False` leaves out the line per request on stderr."""
-    categories = category_store(settings.database)
-    limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds)
+def create_app(
+    settings: Settings,
+    *,
+    access_log: bool = True,
+    limits: RequestLimits | None = None,
+    categories: CategoryStore | None = None,
+) -> ASGIApp:
+    """The application; `access_log=False` leaves out the line per request on stderr. `limits`
+    and `categories` replace the limiter and the store the settings describe (client scenarios
+    script their own)."""
+    if categories is None:
+        categories = category_store(settings.database)
+    if limits is None:
+        limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds, settings.ban)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

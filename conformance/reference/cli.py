@@ -18,7 +18,7 @@ from typing import NoReturn
 from conformance import __version__
 from conformance.reference.app import Settings
 from conformance.reference.auth import KeyRing
-from conformance.reference.limiting import RequestLimits, StorageUnavailable, storage_uri
+from conformance.reference.limiting import BanRule, RequestLimits, StorageUnavailable, storage_uri
 from conformance.reference.plans import KeySpecError, parse_key_spec
 from conformance.reference.serve import bind_socket, serve, serve_workers, write_line
 from conformance.reference.storage import DatabaseUnavailable, category_store
@@ -111,6 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URI",
         help="where rate-limit counters live: memory:// (default) or redis://HOST:PORT",
     )
+    parser.add_argument(
+        "--ban-after",
+        type=_positive_int,
+        metavar="N",
+        help="rule 5: ban a key that sends N requests while it is limited (before the "
+        "Retry-After it was given has passed); off unless given, with --ban-seconds",
+    )
+    parser.add_argument(
+        "--ban-seconds",
+        type=_positive_int,
+        metavar="S",
+        help="how long a ban lasts; during it every request of the key is a 429 key_banned",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -168,11 +181,15 @@ def settings_from(options: argparse.Namespace) -> Settings:
         raise UsageError(
             "--workers above 1 needs --database FILE or postgresql://… (memory is per worker)"
         )
+    if (options.ban_after is None) != (options.ban_seconds is None):
+        raise UsageError("--ban-after and --ban-seconds go together")
+    ban = BanRule(options.ban_after, options.ban_seconds) if options.ban_after else None
     return Settings(
         keys=keys,
         minute_seconds=options.minute_seconds,
         database=options.database,
         rate_limit_storage=options.rate_limit_storage,
+        ban=ban,
     )
 
 

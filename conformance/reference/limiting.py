@@ -15,16 +15,17 @@ The response headers report the window with the fewest requests remaining (on a 
 that resets later): `X-RateLimit-Limit` its size, `X-RateLimit-Remaining` what is left of it,
 `X-RateLimit-Reset` the Unix time, in whole seconds rounded up, at which it resets.
 
-The ban (rule 5 of the interface's Limits section), exactly:
+The ban (rule 5 of the interface's Limits section) is off unless asked for
+(`--ban-after N --ban-seconds S`, a `BanRule`):
 
-- Every request of a valid key refused with 429 `rate_limited` is a strike.
-- Strikes are counted in a fixed window of one minute (`minute_seconds`) that opens with the
-  first strike. The strike that makes more than 10 in that window (the 11th) bans the key.
-- A ban lasts 10 minutes (600 s in production, `10 * minute_seconds` in general). The request
-  that earned it and every request during it are answered 429 `key_banned`, with
-  `Retry-After` the seconds until the ban ends, `X-RateLimit-Reset` its end and
-  `X-RateLimit-Limit` the per-minute figure; requests
-  during a ban count against nothing, and the key's windows keep running.
+- A request of a valid key refused with 429 `rate_limited` makes the key limited until the
+  `Retry-After` it was given has passed.
+- Every request the key sends while it is limited (before that moment) is a strike; the Nth
+  strike bans the key for S seconds.
+- The request that earned the ban and every request during it are answered 429 `key_banned`,
+  with `Retry-After` the seconds until the ban ends, `X-RateLimit-Reset` its end and
+  `X-RateLimit-Limit` the per-minute figure; requests during a ban count against nothing, and
+  the key's windows keep running.
 - Callers without a valid key are never banned; they only see 429 `rate_limited`.
 """
 
@@ -42,8 +43,6 @@ from limits.storage import storage_from_string
 from conformance.reference.auth import Caller
 from conformance.reference.plans import Plan
 
-STRIKES_BEFORE_BAN = 10
-BAN_MINUTES = 10
 MINUTES_PER_DAY = 1440
 # What a caller is told to wait when the counts cannot be kept: short, as an outage may end any
 # moment, and clients back off further on their own.
@@ -107,6 +106,62 @@ def limits_unavailable(plan: Plan, now: float) -> Decision:
 
 
 @dataclass(frozen=True)
+class BanRule:
+    """Rule 5, when the operator asks for it: `after` requests sent while limited ban a key
+    for `seconds`."""
+
+    after: int
+    seconds: int
+
+    async def strike(self, storage: Storage, keys: BanKeys, retry_after: int) -> bool:
+        """Called for each refusal of a valid key, with the `Retry-After` it is given: True
+        when this request earns the ban. A key that is not yet limited becomes limited for that
+        long; one that is, takes a strike (strikes last as long as the limitation)."""
+        if await storage.get(keys.limited) < 1:
+            await storage.incr(keys.limited, retry_after)
+            return False
+        if await storage.incr(keys.strikes, retry_after) < self.after:
+            return False
+        await storage.incr(keys.ban, self.seconds)
+        return True
+
+    async def banned_until(self, storage: Storage, keys: BanKeys) -> float | None:
+        """The end of the key's ban, or None when it is not banned."""
+        if await storage.get(keys.ban) < 1:
+            return None
+        return await storage.get_expiry(keys.ban)
+
+
+@dataclass(frozen=True)
+class BanKeys:
+    """Where one caller's limitation, strikes and ban are kept in a `limits` storage."""
+
+    limited: str
+    strikes: str
+    ban: str
+
+    @classmethod
+    def of(cls, identity: str) -> BanKeys:
+        return cls(
+            f"petstore-limited/{identity}",
+            f"petstore-strikes/{identity}",
+            f"petstore-ban/{identity}",
+        )
+
+
+def banned(plan: Plan, until: float, now: float) -> Decision:
+    """The answer during a ban: Remaining 0, Reset and Retry-After at the ban's end."""
+    return Decision(
+        False,
+        plan.per_minute,
+        0,
+        _whole_seconds_up(until),
+        retry_after=_retry_after(until, now),
+        code="key_banned",
+    )
+
+
+@dataclass(frozen=True)
 class _Counters:
     """One caller's windows under one plan, with their storage keys (made once, not per request)."""
 
@@ -114,8 +169,7 @@ class _Counters:
     day: RateLimitItem
     minute_key: str
     day_key: str
-    strikes_key: str
-    ban_key: str
+    ban_keys: BanKeys
 
 
 @dataclass(frozen=True)
@@ -138,18 +192,13 @@ class RequestLimits:
     Redis round trips) instead of four.
     """
 
-    def __init__(self, storage: str, minute_seconds: int) -> None:
+    def __init__(self, storage: str, minute_seconds: int, ban: BanRule | None = None) -> None:
         if minute_seconds < 1 or int(minute_seconds) != minute_seconds:
             raise ValueError("minute_seconds must be a whole number of seconds, at least 1")
         self.storage_uri = storage_uri(storage)
         self.minute_seconds = int(minute_seconds)
         self._storage: Storage | None = None
-        self._strikes = RateLimitItemPerSecond(
-            STRIKES_BEFORE_BAN, self.minute_seconds, namespace="petstore-strikes"
-        )
-        self._ban = RateLimitItemPerSecond(
-            1, BAN_MINUTES * self.minute_seconds, namespace="petstore-ban"
-        )
+        self.ban = ban
         self._counters: dict[tuple[str, Plan], _Counters] = {}
 
     async def open(self) -> None:
@@ -208,8 +257,7 @@ class RequestLimits:
                 day,
                 minute.key_for(ident),
                 day.key_for(ident),
-                self._strikes.key_for(ident),
-                self._ban.key_for(ident),
+                BanKeys.of(ident),
             )
             self._counters[cache_key] = counters
         return counters
@@ -220,8 +268,11 @@ class RequestLimits:
         counters = self._counters_of(caller)
         now = time.time()
 
-        if caller.authenticated and await storage.get(counters.ban_key) >= 1:
-            return await self._banned(caller, counters, now)
+        ban = self.ban if caller.authenticated else None
+        if ban is not None:
+            until = await ban.banned_until(storage, counters.ban_keys)
+            if until is not None:
+                return banned(caller.plan, until, now)
 
         minute, day = counters.minute, counters.day
         used_minute = await storage.incr(counters.minute_key, minute.get_expiry())
@@ -242,18 +293,15 @@ class RequestLimits:
         if allowed:
             return Decision(True, limit, remaining, _whole_seconds_up(reset_at))
 
-        strikes = counters.strikes_key
-        if caller.authenticated and await storage.incr(strikes, self._strikes.get_expiry()) > (
-            STRIKES_BEFORE_BAN
-        ):
-            await storage.incr(counters.ban_key, self._ban.get_expiry())
-            return await self._banned(caller, counters, now)
+        retry_after = _retry_after(reset_at, now)
+        if ban is not None and await ban.strike(storage, counters.ban_keys, retry_after):
+            return banned(caller.plan, now + ban.seconds, now)
         return Decision(
             False,
             limit,
             0,
             _whole_seconds_up(reset_at),
-            retry_after=_retry_after(reset_at, now),
+            retry_after=retry_after,
             code="rate_limited",
         )
 
@@ -270,18 +318,6 @@ class RequestLimits:
         assert chosen is not None
         reset_at, state = chosen
         return state.limit, fewest, reset_at
-
-    async def _banned(self, caller: Caller, counters: _Counters, now: float) -> Decision:
-        """The answer during a ban: Remaining 0, Reset and Retry-After at the ban's end."""
-        until = await self.storage.get_expiry(counters.ban_key)
-        return Decision(
-            False,
-            caller.plan.per_minute,
-            0,
-            _whole_seconds_up(until),
-            retry_after=_retry_after(until, now),
-            code="key_banned",
-        )
 
 
 def _whole_seconds_up(moment: float) -> int:

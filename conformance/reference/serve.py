@@ -66,9 +66,10 @@ def base_url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}/v1"
 
 
-def _config(app: object, *, quiet: bool, workers: int = 1) -> uvicorn.Config:
+def _config(app: object, *, quiet: bool, workers: int = 1, keep_alive: int = 5) -> uvicorn.Config:
     return uvicorn.Config(
         app,  # type: ignore[arg-type]
+        timeout_keep_alive=keep_alive,
         factory=isinstance(app, str),
         workers=workers,
         lifespan="on",
@@ -193,8 +194,17 @@ def start_in_thread(
         rate_limit_storage=rate_limit_storage,
     )
     app = create_app(settings, access_log=False)  # a quiet server in the caller's process
+    return start_app_in_thread(app, host, startup_timeout)
+
+
+def start_app_in_thread(
+    app: object, host: str = "127.0.0.1", startup_timeout: float = 15, keep_alive: int = 5
+) -> RunningReference:
+    """Serve an ASGI app quietly on a free port of `host`, in a background thread; return once
+    it accepts requests (RuntimeError when it does not start). `keep_alive`: seconds an idle
+    connection is kept open (uvicorn's default, 5)."""
     sock = bind_socket(host, 0)
-    server = uvicorn.Server(_config(app, quiet=True))
+    server = uvicorn.Server(_config(app, quiet=True, keep_alive=keep_alive))
     failure: list[BaseException] = []
 
     def run() -> None:

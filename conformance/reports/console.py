@@ -29,7 +29,11 @@ HEADERS: dict[str, tuple[str, ...]] = {
     "EP-PETS-EXISTS": ("Deprecation", "Sunset"),
     "DEP-SUNSET-FUTURE": ("Deprecation", "Sunset", "Date"),
 }
-HEADERS_BY_PREFIX = {"LIM-": RATE_LIMIT, "DEP-": ("Deprecation", "Sunset")}
+HEADERS_BY_PREFIX = {
+    "LIM-": RATE_LIMIT,
+    "DEP-": ("Deprecation", "Sunset"),
+    "CLI-": ("Retry-After", "X-RateLimit-Remaining", "X-RateLimit-Reset"),
+}
 DEFAULT_HEADERS = ("Content-Type",)
 SHARED_REASON = 4  # this many not-tested requirements with one reason share a line
 NOT_SHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -147,6 +151,17 @@ def write_summary(terminal: Any, run: Run, verdict: Verdict) -> None:
 
 def closing_lines(run: Run, verdict: Verdict) -> list[str]:
     """Warned and not-tested requirements, with their reasons; what the run created."""
+    lines = verdict_lines(verdict)
+    if run.created_categories:
+        lines.append(
+            f"created {len(run.created_categories)} categories, every name starting "
+            f"{run.settings.name_prefix!r} (listed in the report; the interface has no DELETE)"
+        )
+    return lines
+
+
+def verdict_lines(verdict: Verdict) -> list[str]:
+    """Warned and not-tested requirements, with their reasons (servers' runs and clients')."""
     lines = []
     warned = [o for o in verdict.outcomes if o.outcome == "warned"]
     if warned:
@@ -168,10 +183,5 @@ def closing_lines(run: Run, verdict: Verdict) -> list[str]:
     if by_nature:
         lines.append(
             f"not testable over HTTP: {', '.join(by_nature)} (the reasons are in the report)"
-        )
-    if run.created_categories:
-        lines.append(
-            f"created {len(run.created_categories)} categories, every name starting "
-            f"{run.settings.name_prefix!r} (listed in the report; the interface has no DELETE)"
         )
     return lines

@@ -77,6 +77,7 @@ AREAS = {
     "LIM": "Limits",
     "DEP": "Deprecation",
     "VER": "Versioning",
+    "CLI": "Clients",
 }
 OUTCOME_FILTERS = ("all", "failed", "expected", "warned", "passed", "not-tested")
 # The matrix shows what needs attention first; the catalogue's order within each outcome.

@@ -29,6 +29,7 @@ BASELINE = "expected-failures.yaml"  # the baseline the run was judged with, if 
 # Facts the manifest repeats from the statement, so that a reader sees them without unpacking.
 FACTS = (
     "suite_version",
+    "role",
     "spec_version",
     "spec_sha256",
     "interface_sha256",

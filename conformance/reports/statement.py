@@ -70,6 +70,7 @@ def statement(
     document = {
         "suite": "petstore-conformance",
         "suite_version": __version__,
+        "role": "server",  # what was judged: a server (this), or a client (conformance.clients)
         "spec_version": spec.spec_version(),
         "spec_sha256": spec.openapi_sha256(),
         "interface_sha256": spec.interface_sha256(),

@@ -271,3 +271,92 @@ def timeline_html(exchanges: Iterable[Exchange]) -> str:
     if not limited:
         label += ": no key was limited in this run"
     return f"{canvas.svg(label)}{legend(keys, counts)}<p>{escape(label)}.</p>"
+
+
+# --- A client's timeline (petstore-conformance client) ------------------------------------
+LANE_HEIGHT = 34
+STATUS_COLOURS = {2: "#2e7d32", 4: "#757575", 5: "#ef6c00"}
+
+
+@dataclass(frozen=True)
+class ClientMark:
+    """One request of a client: when it arrived, the status it got, the wait that answer asked
+    for (seconds, from the answer), and whether it came before an earlier answer's wait ended."""
+
+    at: float  # seconds from the scenario's first request
+    status: int
+    wait: float | None
+    early: bool
+
+
+def client_timeline_html(lanes: list[tuple[str, list[ClientMark]]]) -> str:
+    """A lane per scenario: a mark per request (a red cross for a 429), a red band for each
+    wait the client was given, and a black ring around each request that broke one: a
+    premature retry is seen at a glance."""
+    lanes = [(name, marks) for name, marks in lanes if marks]
+    if not lanes:
+        return "<p>The client sent no requests to draw.</p>"
+    ends = [m.at + (m.wait or 0) for _, marks in lanes for m in marks]
+    span = max([*ends, 0.001]) * 1.02
+    height = TOP + LANE_HEIGHT * len(lanes) + BOTTOM
+    canvas = Canvas(span, 1)
+    for row, (name, marks) in enumerate(lanes):
+        middle = TOP + LANE_HEIGHT * row + LANE_HEIGHT / 2
+        canvas.add(
+            f'<line x1="{LEFT}" x2="{LEFT + PLOT_WIDTH}" y1="{middle}" y2="{middle}" '
+            # The name above its lane: scenario names are longer than the left margin.
+            f'stroke="#e3e3e3"/><text x="{LEFT + 2}" y="{middle - 8}" fill="#555">'
+            f"{escape(name)}</text>"
+        )
+        for mark in marks:
+            canvas.add(client_mark(canvas, mark, middle, name))
+    for value in ticks(span, 8):
+        canvas.add(
+            f'<text x="{canvas.x(value)}" y="{height - BOTTOM + 16}" '
+            f'text-anchor="middle">{value:g}</text>'
+        )
+    canvas.add(
+        f'<text x="{LEFT + PLOT_WIDTH / 2}" y="{height - 6}" text-anchor="middle">'
+        "seconds since the scenario's first request</text>"
+    )
+    early = sum(m.early for _, marks in lanes for m in marks)
+    label = f"the client's requests in {len(lanes)} scenarios; {early} came before a wait ended"
+    svg = canvas.svg(label).replace(f'height="{HEIGHT}"', f'height="{height}"', 1)
+    svg = svg.replace(f'viewBox="0 0 {WIDTH} {HEIGHT}"', f'viewBox="0 0 {WIDTH} {height}"', 1)
+    items = [
+        swatch(f'<path d="M4 0L14 10M4 10L14 0" stroke="{LIMITED}" stroke-width="2.5"/>') + " 429",
+        swatch(f'<rect y="2" width="18" height="6" fill="{LIMITED}" fill-opacity="0.35"/>')
+        + " the Retry-After wait it was given",
+        swatch('<circle cx="9" cy="5" r="4" fill="none" stroke="#000" stroke-width="1.5"/>')
+        + " a request before that wait ended",
+    ]
+    legend_html = "".join(f"<span>{item}</span>" for item in items)
+    return f'{svg}<p class="psc-legend">{legend_html}</p><p>{escape(label)}.</p>'
+
+
+def client_mark(canvas: Canvas, mark: ClientMark, middle: float, lane: str) -> str:
+    x = canvas.x(mark.at)
+    title = f"<title>{escape(lane)}: {mark.status} at {mark.at:.3f} s</title>"
+    parts = []
+    if mark.wait:
+        width = max(canvas.x(mark.at + mark.wait) - x, 1)
+        parts.append(
+            f'<rect class="psc-retry-after" x="{x}" y="{middle - 3}" height="6" '
+            f'width="{width}" fill="{LIMITED}" fill-opacity="0.35"><title>{escape(lane)}: '
+            f"wait {mark.wait:g} s</title></rect>"
+        )
+    if mark.status == 429:
+        parts.append(
+            f'<path class="psc-429" d="M{x - 5},{middle - 5}L{x + 5},{middle + 5}'
+            f'M{x - 5},{middle + 5}L{x + 5},{middle - 5}" stroke="{LIMITED}" '
+            f'stroke-width="2.5">{title}</path>'
+        )
+    else:
+        fill = STATUS_COLOURS.get(mark.status // 100, "#757575")
+        parts.append(f'<circle cx="{x}" cy="{middle}" r="4" fill="{fill}">{title}</circle>')
+    if mark.early:
+        parts.append(
+            f'<circle class="psc-early" cx="{x}" cy="{middle}" r="8" fill="none" '
+            f'stroke="#000" stroke-width="1.5">{title}</circle>'
+        )
+    return "".join(parts)
