@@ -92,6 +92,11 @@ def may_resend(error: httpx.TransportError, request: httpx.Request) -> bool:
 def _unreachable_reason(error: httpx.TransportError, timeout: float) -> str:
     if isinstance(error, httpx.TimeoutException):
         return f"no response within {timeout:g} s ({type(error).__name__})"
+    return failure_reason(error)
+
+
+def failure_reason(error: Exception) -> str:
+    """A connection's failure in one line, in the user's words where we know them."""
     text = " ".join(str(error).split()) or type(error).__name__
     text = re.sub(r"^\[Errno -?\d+\]\s*", "", text)
     return explain_failure(text) or text[:1].lower() + text[1:]
@@ -286,6 +291,43 @@ class ConformanceClient:
                 raise self._unreachable(error, request) from None
         elapsed = time.perf_counter() - started
         return self._after_response(prepared.label, request, response, started_at, elapsed, False)
+
+    # -- what the burst's own transport (conformance.burst_transport) shares -----------------
+
+    def burst_request(self, path: str, key: str) -> tuple[str, Sent] | None:
+        """The GET a burst repeats on `key`, as its transport must send it (the key expanded:
+        never to be recorded as such), with the key's label. None where that transport does
+        not go: through a proxy, or where a transport was given (tests); httpx sends then."""
+        if self._proxy is not None or self._async_transport is not None:
+            return None
+        prepared = self._prepare("GET", path, key, None, None, None, UNSET, None)
+        headers = [*self._default_headers().items(), *prepared.headers.items()]
+        return prepared.label, Sent("GET", str(prepared.url), headers, b"")
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext:
+        return self._ssl_context
+
+    def count_request(self, label: str) -> None:
+        """One more request on `label`, inside the budget (BudgetExhausted beyond it)."""
+        self._count_against_budget(label)
+
+    def received(
+        self,
+        label: str,
+        sent: Sent,
+        status: int,
+        headers: list[tuple[str, str]],
+        text: str,
+        times: tuple[float, float],
+    ) -> Exchange:
+        """A burst's response: recorded, learnt from and checked like any other (no pacing:
+        a burst judges its own). `times` is when it was sent (epoch) and how long it took."""
+        exchange = self._recorder.record(label, sent, status, headers, text, *times)
+        return self._observe(label, exchange, False)
+
+    def unreachable(self, url: str, reason: str) -> TargetUnreachable:
+        return TargetUnreachable(f"cannot reach {self._secrets.redact(url)}: {reason}")
 
     def close(self) -> None:
         self._http.close()
