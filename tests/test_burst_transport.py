@@ -163,3 +163,25 @@ def test_through_a_proxy_the_burst_sends_through_httpx():
     with ConformanceClient("http://x.test/v1", {"main": KEY}) as c:
         request = c.burst_request("/categories", "main")
     assert request is not None and request[1].url == "http://x.test/v1/categories"
+
+
+def test_a_server_that_does_not_answer_is_named_after_the_timeout(scripted):
+    server = scripted(lambda n: (b"", False))  # reads the request, says nothing
+    client = ConformanceClient(server.base_url, {"main": KEY}, timeout=0.3)
+    with client, pytest.raises(TargetUnreachable, match=r"no response within 0\.3 s"):
+        send_wave(client, "main", Wave(1, 1))
+
+
+def test_the_burst_records_a_response_as_the_client_does(scripted):
+    server = scripted(lambda n: (response(chunked=True, extra="Set-Cookie: a=1\r\n"), False))
+    with client_for(server) as client:
+        usual = client.get("/categories")
+        burst = send_wave(client, "main", Wave(1, 1))[0]
+    assert burst.id == usual.id + 1  # numbered in one sequence
+    assert (burst.status, burst.response_headers, burst.response_body) == (
+        usual.status,
+        usual.response_headers,
+        usual.response_body,
+    )
+    assert (burst.method, burst.url, burst.key_label) == (usual.method, usual.url, "main")
+    assert burst.request_headers["User-Agent"] == usual.request_headers["User-Agent"]
