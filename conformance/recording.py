@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json as jsonlib
 import shlex
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -148,6 +149,10 @@ class Recorder:
         self._lock = threading.Lock()
         self._recorded = 0
         self._exchanges: list[Exchange] = []
+        # A burst records the same request, and mostly the same body, thousands of times: the
+        # latest of each is kept to be shared rather than stored again (memory of big runs).
+        self._latest: tuple[Sent, dict[str, str], str, str | None] | None = None
+        self._latest_body = ""
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -166,16 +171,11 @@ class Recorder:
         elapsed: float,
     ) -> Exchange:
         redact = self._secrets.redact
-        request_headers: dict[str, str] = {}
-        for name, value in sent.headers:
-            shown = redact(value)
-            if name.lower() == "authorization":
-                shown = redact_authorization(shown)
-            if name in request_headers:
-                shown = f"{request_headers[name]}, {shown}"
-            request_headers[name] = shown
-        body = sent.content.decode("utf-8", errors="replace") or None
+        _, request_headers, url, request_body = self._shown(sent)
         full_body = redact(response_text)
+        if full_body == self._latest_body:
+            full_body = self._latest_body
+        self._latest_body = full_body
         with self._lock:  # numbered as recorded; a burst records from many connections at once
             self._recorded += 1
             exchange_id = self._recorded
@@ -183,11 +183,13 @@ class Recorder:
             id=exchange_id,
             key_label=label,
             method=sent.method,
-            url=redact(sent.url),
+            url=url,
             request_headers=request_headers,
-            request_body=redact(body)[:REQUEST_BODY_LIMIT] if body is not None else None,
+            request_body=request_body,
             status=status,
-            response_headers=[(name, redact(value)) for name, value in response_headers],
+            response_headers=[
+                (sys.intern(name), redact(value)) for name, value in response_headers
+            ],
             response_body=full_body[:RESPONSE_BODY_LIMIT],
             started_at=started_at,
             elapsed=elapsed,
@@ -197,6 +199,26 @@ class Recorder:
         with self._lock:
             self._exchanges.append(exchange)
         return exchange
+
+    def _shown(self, sent: Sent) -> tuple[Sent, dict[str, str], str, str | None]:
+        """The request as recorded: headers, URL and body redacted (shared with the latest
+        exchange where the same request was sent again, as a burst does)."""
+        latest = self._latest
+        if latest is not None and latest[0] is sent:
+            return latest
+        redact = self._secrets.redact
+        request_headers: dict[str, str] = {}
+        for name, value in sent.headers:
+            shown = redact(value)
+            if name.lower() == "authorization":
+                shown = redact_authorization(shown)
+            if name in request_headers:
+                shown = f"{request_headers[name]}, {shown}"
+            request_headers[name] = shown
+        body = sent.content.decode("utf-8", errors="replace") or None
+        request_body = redact(body)[:REQUEST_BODY_LIMIT] if body is not None else None
+        self._latest = (sent, request_headers, redact(sent.url), request_body)
+        return self._latest
 
     def _curl_line(self, sent: Sent, exchange_id: int) -> str:
         """A line that pastes into a shell: no raw control character, no megabyte of body."""
