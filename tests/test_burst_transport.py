@@ -107,6 +107,8 @@ def test_one_kept_alive_connection_reads_both_body_framings_and_records_no_key(s
     assert KEY not in recorded  # ... never recorded, nor in a curl line
     assert sent[0].request_headers["Authorization"] == "Bearer ***"
     assert "$PETSTORE_API_KEY" in sent[0].curl()
+    # The same request, recorded thousands of times in a big burst, is stored once.
+    assert sent[5].request_headers is sent[0].request_headers
 
 
 def test_a_wave_stops_at_its_first_429(scripted):
