@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conformance.backoff import LONGEST_WAIT
+from conformance.burst_transport import sender
 from conformance.client import ConformanceClient, Exchange
 from conformance.ratelimit import (
     SETTLE_MARGIN,
@@ -116,12 +117,10 @@ async def _send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[
 
     async def connection() -> None:
         nonlocal left
-        # A session per connection: one pool of many connections costs httpcore time per
-        # request that grows with the pool, and the burst is CPU-bound on the checker's side.
-        async with client.async_session(1) as session:
+        async with sender(client, PATH, label) as send:
             while left > 0 and not refused.is_set():
                 left -= 1
-                exchange = await client.send_async(session, "GET", PATH, key=label)
+                exchange = await send()
                 received.append(exchange)
                 if not 200 <= exchange.status < 300:
                     refused.set()

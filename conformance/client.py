@@ -14,20 +14,16 @@ promises hold for the whole run, whatever a test does:
 from __future__ import annotations
 
 import contextlib
-import functools
 import json as jsonlib
 import random
 import re
-import shlex
 import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from http import HTTPStatus
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 import httpx
 
@@ -42,32 +38,22 @@ from conformance.backoff import (
     retry_after_seconds,
 )
 from conformance.connection import TlsFacts, explain_failure, peer_facts, without_credentials
+from conformance.recording import RESPONSE_BODY_LIMIT, Exchange, Recorder, Sent
+from conformance.redaction import Secrets
 
 __all__ = [
     "BudgetExhausted",
     "Clock",
     "ConformanceClient",
     "Exchange",
+    "RESPONSE_BODY_LIMIT",
     "TargetThrottled",
     "TargetUnreachable",
 ]
 
 MAX_ATTEMPTS = 4
 """Attempts per request when retrying 429s: enough to ride out a window, few enough to be polite."""
-REQUEST_BODY_LIMIT = 2000
-RESPONSE_BODY_LIMIT = 4000
-REDACTED = "***"
 NO_KEY = "none"
-ENV_VARS = {"main": "PETSTORE_API_KEY", "spare": "PETSTORE_SPARE_API_KEY"}
-"""The variables a user already has set (the checker reads them), so curl lines run as printed."""
-CURL_SKIPPED_HEADERS = {"host", "content-length", "connection", "accept-encoding"}
-"""Headers curl sets itself; Accept-Encoding is left out so that curl prints a readable body."""
-
-
-CURL_BODY_LIMIT = 8_192
-# Bytes a shell line cannot carry as they are: C0 controls (tab and newline too: pasted into an
-# interactive shell they complete or end the line) and DEL.
-CONTROL_BYTES = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BudgetExhausted(Exception):
@@ -88,202 +74,6 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
-@dataclass
-class Exchange:
-    """One request and its response, as sent and received, with every secret already replaced."""
-
-    id: int
-    key_label: str
-    method: str
-    url: str
-    request_headers: dict[str, str]
-    request_body: str | None
-    status: int
-    response_headers: list[tuple[str, str]]
-    response_body: str
-    started_at: float
-    elapsed: float
-    _full_body: str = field(default="", repr=False, compare=False)
-    # Made on first use: only a failure's evidence needs it, and a body that a shell line
-    # cannot carry is then written to a file, which a passing run should not leave behind.
-    _curl: str | Callable[[], str] = field(default="", repr=False, compare=False)
-
-    def header(self, name: str) -> str | None:
-        """First value of a response header; names compare case-insensitively (RFC 9110 §5.1)."""
-        values = self.header_values(name)
-        return values[0] if values else None
-
-    def header_values(self, name: str) -> list[str]:
-        """Every value of a response header, one per field line, in the order received."""
-        wanted = name.lower()
-        return [value for key, value in self.response_headers if key.lower() == wanted]
-
-    def request_header(self, name: str) -> str | None:
-        """A header as sent (redacted: `Authorization` keeps only its scheme), any case."""
-        wanted = name.lower()
-        return next((v for k, v in self.request_headers.items() if k.lower() == wanted), None)
-
-    def json(self) -> Any:
-        """Parse the whole (redacted) body; raises ValueError when it is not JSON."""
-        return jsonlib.loads(self._full_body)
-
-    def media_type(self) -> str | None:
-        """Content-Type without parameters, lower-cased: `; charset=utf-8` must not fail a check."""
-        content_type = self.header("Content-Type")
-        if content_type is None:
-            return None
-        return content_type.split(";", 1)[0].strip().lower() or None
-
-    def summary(self) -> str:
-        """One line for a failure message: what was asked, what came back, how fast."""
-        reason = _reason_phrase(self.status)
-        return (
-            f"{self.method} {self.url} -> {self.status}{reason} "
-            f"(key {self.key_label}, {_body_preview(self)}, {self.elapsed:.2f} s)"
-        )
-
-    def curl(self) -> str:
-        """A shell line that repeats the request; keys appear as $PETSTORE_API_KEY and kin."""
-        if callable(self._curl):
-            self._curl = self._curl()
-        return self._curl
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form for reports; already redacted, like every field of the exchange."""
-        return {
-            "id": self.id,
-            "key_label": self.key_label,
-            "method": self.method,
-            "url": self.url,
-            "request_headers": dict(self.request_headers),
-            "request_body": self.request_body,
-            "status": self.status,
-            "response_headers": [list(pair) for pair in self.response_headers],
-            "response_body": self.response_body,
-            "started_at": self.started_at,
-            "elapsed": self.elapsed,
-            "curl": self.curl(),
-        }
-
-
-def _reason_phrase(status: int) -> str:
-    try:
-        return " " + HTTPStatus(status).phrase
-    except ValueError:
-        return ""
-
-
-def _body_preview(exchange: Exchange, limit: int = 80) -> str:
-    text = " ".join(exchange.response_body.split())
-    text = escape_controls(text)  # a server's bytes go into messages and logs
-    if not text:
-        return "empty body"
-    if len(text) > limit:
-        text = text[:limit] + "..."
-    return f"{exchange.media_type() or 'no Content-Type'} {text}"
-
-
-def _encoded_forms(secret: str) -> set[str]:
-    """The ways a secret may show up: raw, URL-encoded (path or query) or JSON-escaped."""
-    forms = {
-        secret,
-        quote(secret, safe=""),
-        quote_plus(secret),
-        str(httpx.QueryParams({"k": secret}))[2:],
-        jsonlib.dumps(secret)[1:-1],
-    }
-    return {form for form in forms if form}
-
-
-class _Secrets:
-    """Knows the keys by label: puts them into templates at send time and takes them out after."""
-
-    def __init__(self, keys: dict[str, str]):
-        self._keys = {label: secret for label, secret in keys.items() if secret}
-        self._form_labels: dict[str, str] = {}
-        for label, secret in self._keys.items():
-            for form in _encoded_forms(secret):
-                self._form_labels.setdefault(form, label)
-        forms = sorted(self._form_labels, key=len, reverse=True)
-        self._secret_pattern = re.compile("|".join(map(re.escape, forms))) if forms else None
-        names = sorted(set(self._keys) | set(ENV_VARS))
-        self._placeholder = re.compile(r"\{(" + "|".join(map(re.escape, names)) + r")\}")
-
-    def secret(self, label: str) -> str:
-        try:
-            return self._keys[label]
-        except KeyError:
-            raise ValueError(f"no API key was given for {label!r}") from None
-
-    def expand(self, template: str) -> str:
-        """Replace `{main}` / `{spare}` by the secret; only ever done for the bytes we send."""
-        return self._placeholder.sub(lambda match: self.secret(match.group(1)), template)
-
-    def placeholders_in(self, text: str) -> list[str]:
-        return [match.group(1) for match in self._placeholder.finditer(text)]
-
-    def labels_in(self, text: str) -> list[str]:
-        """Labels whose secret appears in `text` (in any encoding)."""
-        if self._secret_pattern is None:
-            return []
-        return [self._form_labels[m.group(0)] for m in self._secret_pattern.finditer(text)]
-
-    def redact(self, text: str) -> str:
-        if self._secret_pattern is None:
-            return text
-        return self._secret_pattern.sub(REDACTED, text)
-
-    def redact_bytes(self, raw: bytes) -> bytes:
-        for form in sorted(self._form_labels, key=len, reverse=True):
-            raw = raw.replace(form.encode("utf-8"), REDACTED.encode())
-        return raw
-
-    def shell_word(self, text: str) -> str:
-        """Quote `text` for a POSIX shell, with each secret replaced by its environment variable."""
-        if self._secret_pattern is None or not self._secret_pattern.search(text):
-            return shlex.quote(text)
-        parts: list[str] = []
-        position = 0
-        for match in self._secret_pattern.finditer(text):
-            parts.append(_escape_in_double_quotes(text[position : match.start()]))
-            variable = _env_var(self._form_labels[match.group(0)])
-            glued = re.match(r"\w", text[match.end() : match.end() + 1])  # "$VARx" names VARx
-            parts.append("${" + variable + "}" if glued else "$" + variable)
-            position = match.end()
-        parts.append(_escape_in_double_quotes(text[position:]))
-        return '"' + "".join(parts) + '"'
-
-
-def ansi_c_quoted(text: str) -> str:
-    """`text` as one bash/zsh `$'...'` word: control characters as escapes, never raw. (NUL
-    cannot be written this way: such a body goes to a file.)"""
-    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
-    return "$'" + escape_controls(escaped) + "'"
-
-
-def escape_controls(text: str) -> str:
-    """Control characters as `\\xHH` escapes, two hex digits each."""
-    return CONTROL_BYTES.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
-
-
-def _env_var(label: str) -> str:
-    return ENV_VARS.get(label, f"PETSTORE_{label.upper()}_API_KEY")
-
-
-def _escape_in_double_quotes(text: str) -> str:
-    return re.sub(r'([\\"$`])', r"\\\1", text)
-
-
-def _redact_authorization(value: str) -> str:
-    """Record only the scheme (`Bearer ***`, `***`); an empty credential is shown as it was sent."""
-    scheme, space, credentials = value.partition(" ")
-    if not space:
-        return REDACTED if scheme else value
-    if not credentials.strip():
-        return value
-    return f"{scheme} {REDACTED}"
-
-
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -302,6 +92,11 @@ def may_resend(error: httpx.TransportError, request: httpx.Request) -> bool:
 def _unreachable_reason(error: httpx.TransportError, timeout: float) -> str:
     if isinstance(error, httpx.TimeoutException):
         return f"no response within {timeout:g} s ({type(error).__name__})"
+    return failure_reason(error)
+
+
+def failure_reason(error: Exception) -> str:
+    """A connection's failure in one line, in the user's words where we know them."""
     text = " ".join(str(error).split()) or type(error).__name__
     text = re.sub(r"^\[Errno -?\d+\]\s*", "", text)
     return explain_failure(text) or text[:1].lower() + text[1:]
@@ -350,13 +145,11 @@ class ConformanceClient:
         self.base_url = base_url
         self.max_requests = max_requests
         self.timeout = timeout
-        self._secrets = _Secrets(keys)
+        self._secrets = Secrets(keys)
         self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait, on_wait)
         self._on_exchange = on_exchange
-        # Where request bodies a shell line cannot carry are written, for curl's @FILE.
-        self._body_dir = body_dir
+        self._recorder = Recorder(self._secrets, body_dir, curl_options)
         self._allow_key_in_url = allow_key_in_url
-        self._exchanges: list[Exchange] = []
         self._sent_per_label: dict[str, int] = {}
         self._async_transport = async_transport
         # Made once: a burst opens a session per connection, and loading the CA certificates
@@ -365,10 +158,8 @@ class ConformanceClient:
         # The proxy is decided by the caller (conformance.connection), not read again by httpx
         # from the environment: the report names the one every request went through.
         self._proxy = proxy
-        self._curl_options = list(curl_options)  # --cacert, --cert/--key or -k, as the run
         self.tls_facts: TlsFacts | None = None  # of the first HTTPS response
-        self._lock = threading.Lock()  # budget, counts and the exchange list
-        self._recorded = 0
+        self._lock = threading.Lock()  # budget and counts
         self._gate = threading.RLock()  # held per send; held across a burst by `exclusive()`
         self._http = httpx.Client(
             transport=transport,
@@ -423,8 +214,7 @@ class ConformanceClient:
     @property
     def exchanges(self) -> list[Exchange]:
         """Every exchange of the run, in the order responses arrived (a copy)."""
-        with self._lock:
-            return list(self._exchanges)
+        return self._recorder.exchanges
 
     def requests_per_key(self) -> dict[str, int]:
         """Requests sent per key label, for the report: what the run cost each credential."""
@@ -501,6 +291,43 @@ class ConformanceClient:
                 raise self._unreachable(error, request) from None
         elapsed = time.perf_counter() - started
         return self._after_response(prepared.label, request, response, started_at, elapsed, False)
+
+    # -- what the burst's own transport (conformance.burst_transport) shares -----------------
+
+    def burst_request(self, path: str, key: str) -> tuple[str, Sent] | None:
+        """The GET a burst repeats on `key`, as its transport must send it (the key expanded:
+        never to be recorded as such), with the key's label. None where that transport does
+        not go: through a proxy, or where a transport was given (tests); httpx sends then."""
+        if self._proxy is not None or self._async_transport is not None:
+            return None
+        prepared = self._prepare("GET", path, key, None, None, None, UNSET, None)
+        headers = [*self._default_headers().items(), *prepared.headers.items()]
+        return prepared.label, Sent("GET", str(prepared.url), headers, b"")
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext:
+        return self._ssl_context
+
+    def count_request(self, label: str) -> None:
+        """One more request on `label`, inside the budget (BudgetExhausted beyond it)."""
+        self._count_against_budget(label)
+
+    def received(
+        self,
+        label: str,
+        sent: Sent,
+        status: int,
+        headers: list[tuple[str, str]],
+        text: str,
+        times: tuple[float, float],
+    ) -> Exchange:
+        """A burst's response: recorded, learnt from and checked like any other (no pacing:
+        a burst judges its own). `times` is when it was sent (epoch) and how long it took."""
+        exchange = self._recorder.record(label, sent, status, headers, text, *times)
+        return self._observe(label, exchange, False)
+
+    def unreachable(self, url: str, reason: str) -> TargetUnreachable:
+        return TargetUnreachable(f"cannot reach {self._secrets.redact(url)}: {reason}")
 
     def close(self) -> None:
         self._http.close()
@@ -620,6 +447,10 @@ class ConformanceClient:
         exchange = self._record(label, request, response, started_at, elapsed)
         if self.tls_facts is None and request.url.scheme == "https":
             self.tls_facts = peer_facts(response)
+        return self._observe(label, exchange, pace)
+
+    def _observe(self, label: str, exchange: Exchange, pace: bool) -> Exchange:
+        """What every response goes through, whoever sent it: pacing learns, checks run."""
         self._learn(label, exchange, pace)
         if self._on_exchange is not None:
             self._on_exchange(exchange)
@@ -668,75 +499,13 @@ class ConformanceClient:
         started_at: float,
         elapsed: float,
     ) -> Exchange:
-        redact = self._secrets.redact
-        sent_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-        request_headers: dict[str, str] = {}
-        for name, value in sent_headers:
-            shown = redact(value)
-            if name.lower() == "authorization":
-                shown = _redact_authorization(shown)
-            if name in request_headers:
-                shown = f"{request_headers[name]}, {shown}"
-            request_headers[name] = shown
-        body = request.content.decode("utf-8", errors="replace") or None
-        full_body = redact(response.text)
-        with self._lock:  # numbered as recorded; a burst records from many connections at once
-            self._recorded += 1
-            exchange_id = self._recorded
-        exchange = Exchange(
-            id=exchange_id,
-            key_label=label,
-            method=request.method,
-            url=redact(str(request.url)),
-            request_headers=request_headers,
-            request_body=redact(body)[:REQUEST_BODY_LIMIT] if body is not None else None,
-            status=response.status_code,
-            response_headers=[
-                (k.decode("latin-1"), redact(v.decode("latin-1"))) for k, v in response.headers.raw
-            ],
-            response_body=full_body[:RESPONSE_BODY_LIMIT],
-            started_at=started_at,
-            elapsed=elapsed,
-            _full_body=full_body,
-            _curl=functools.partial(
-                self._curl_line,
-                request.method,
-                str(request.url),
-                sent_headers,
-                request.content,
-                exchange_id,
-            ),
+        sent = Sent(
+            request.method,
+            str(request.url),
+            [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
+            request.content,
         )
-        with self._lock:
-            self._exchanges.append(exchange)
-        return exchange
-
-    def _curl_line(
-        self, method: str, url: str, headers: list[tuple[str, str]], raw: bytes, exchange_id: int
-    ) -> str:
-        """A line that pastes into a shell: no raw control character, no megabyte of body."""
-        word = self._secrets.shell_word
-        parts = ["curl", "-i", *self._curl_options, "-X", shlex.quote(method), word(url)]
-        for name, value in headers:
-            if name.lower() not in CURL_SKIPPED_HEADERS:
-                parts += ["-H", word(f"{name}: {value}")]
-        if raw:
-            parts += ["--data-binary", self._curl_body(raw, exchange_id)]
-        return " ".join(parts)
-
-    def _curl_body(self, raw: bytes, exchange_id: int) -> str:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None and "\x00" not in text and len(text) <= CURL_BODY_LIMIT:
-            if CONTROL_BYTES.search(text):
-                return ansi_c_quoted(text)
-            return self._secrets.shell_word(text)
-        # NUL, bytes that are not UTF-8, or a body too long for a command line: a file.
-        if self._body_dir is None:
-            return f"@request-{exchange_id}.bin  # the {len(raw)}-byte body was not kept"
-        self._body_dir.mkdir(parents=True, exist_ok=True)
-        path = self._body_dir / f"request-{exchange_id}.bin"
-        path.write_bytes(self._secrets.redact_bytes(raw))
-        return "@" + shlex.quote(str(path))
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]
+        return self._recorder.record(
+            label, sent, response.status_code, headers, response.text, started_at, elapsed
+        )

@@ -13,6 +13,9 @@ nothing (timings depend on the machine, and this one is shared).
   at 0 ms and at 100 ms from the reference (`tests/tcp_proxy.py`), as requests per second,
   against the yardstick of the same requests sent one after the other (what the exhaustion
   did before it was concurrent), measured in the same run.
+- The burst against `wrk -c32` (Debian's, installed if missing): waves of the burst and runs of
+  wrk taking turns against the same reference, each pair's requests per second as a ratio (the
+  target is 0.8x), and the checker's CPU per request of the burst.
 
 The reference's own throughput against a bare Starlette app is `tests/bench_reference.py`.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import secrets
 import shutil
@@ -48,6 +52,8 @@ CHECKER_TIMEOUT = 420
 ONE_WAY = 0.05  # a server 100 ms away
 SEQUENTIAL_SAMPLE = 200  # requests of the one-after-the-other yardstick at 0 ms
 DISTANT_SEQUENTIAL_SAMPLE = 20  # and at 100 ms, where each costs a round trip
+WRK_CONNECTIONS = 32
+WRK_SECONDS = 2  # short turns: a shared machine's load changes within seconds
 
 
 @dataclass
@@ -251,19 +257,88 @@ def print_bursts(requests: int) -> None:
         reference.stop()
 
 
+def wrk_program() -> str | None:
+    """Debian's wrk, installed if missing (the bench runs where apt-get may)."""
+    if shutil.which("wrk") is None:
+        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+        subprocess.run([*sudo, "apt-get", "install", "-y", "-qq", "wrk"], check=False)
+    return shutil.which("wrk")
+
+
+def wrk_rate(wrk: str, url: str, key: str) -> float:
+    """Requests per second of `wrk -c32` on the burst's own request."""
+    command = [wrk, f"-c{WRK_CONNECTIONS}", f"-d{WRK_SECONDS}s"]
+    command += ["-H", f"Authorization: Bearer {key}", url]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    found = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
+    if found is None:
+        raise RuntimeError(f"wrk printed no rate: {done.stdout[-300:]}")
+    return float(found.group(1))
+
+
+def burst_wave_rate(base_url: str, key: str, requests: int) -> tuple[float, float]:
+    """Requests per second of one wave of the burst on WRK_CONNECTIONS connections, and the
+    checker's CPU per request (this process's, every thread's)."""
+    with ConformanceClient(base_url, {"main": key}) as client:
+        client.get("/categories")
+        cpu, started = time.process_time(), time.perf_counter()
+        sent = send_wave(client, "main", Wave(requests, WRK_CONNECTIONS))
+        wall = time.perf_counter() - started
+        return len(sent) / wall, (time.process_time() - cpu) / len(sent)
+
+
+def print_burst_against_wrk(requests: int, rounds: int) -> list[float]:
+    """The burst and wrk taking turns against one reference; returns each turn's ratio."""
+    wrk = wrk_program()
+    if wrk is None:
+        print("\nwrk is not installed and could not be: the burst's ratio to wrk is not measured")
+        return []
+    key = new_key()
+    reference = start_reference(
+        reference_args([f"{key}:enterprise:100000000:1000000000"], minute_seconds=60)
+    )
+    url = reference.base_url.rstrip("/") + "/categories"
+    print()
+    print(
+        f"the burst ({requests} requests a wave) against wrk -c{WRK_CONNECTIONS} "
+        f"({WRK_SECONDS} s a run), taking turns against the same reference"
+    )
+    print(f"{'turn':<5} {'burst req/s':>12} {'wrk req/s':>10} {'ratio':>6}  checker CPU/request")
+    ratios: list[float] = []
+    try:
+        for turn in range(1, rounds + 1):
+            burst, cpu = burst_wave_rate(reference.base_url, key, requests)
+            other = wrk_rate(wrk, url, key)
+            ratios.append(burst / other)
+            print(f"{turn:<5} {burst:12.0f} {other:10.0f} {ratios[-1]:5.2f}x  {cpu * 1e3:.2f} ms")
+    finally:
+        reference.stop()
+    print(
+        f"ratio min/median/max {min(ratios):.2f}/{statistics.median(ratios):.2f}/"
+        f"{max(ratios):.2f}x (target 0.8x)"
+    )
+    return ratios
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=2, help="demo runs per profile")
     parser.add_argument("--skip-real-minute", action="store_true")
     parser.add_argument("--burst-requests", type=int, default=2000)
+    parser.add_argument("--wrk-rounds", type=int, default=6, help="turns of the burst and wrk")
+    parser.add_argument("--wrk-only", action="store_true", help="only the burst against wrk")
     arguments = parser.parse_args(argv)
 
     bench_started = time.perf_counter()
+    if arguments.wrk_only:
+        print_burst_against_wrk(arguments.burst_requests, arguments.wrk_rounds)
+        return 0
     runs = demo_runs(arguments.rounds)
     print_demo_table(runs, arguments.rounds)
     if not arguments.skip_real_minute:
         print_real_minute(real_minute_run())
     print_bursts(arguments.burst_requests)
+    print_burst_against_wrk(arguments.burst_requests, arguments.wrk_rounds)
     print(f"\nbench total: {time.perf_counter() - bench_started:.1f} s")
     return 0
 

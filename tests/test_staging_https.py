@@ -20,6 +20,9 @@ import pytest
 import trustme
 
 from conformance import cli
+from conformance.burst import Wave, send_wave
+from conformance.client import ConformanceClient
+from conformance.connection import TlsOptions
 from tests.checker_runs import CheckerRun, new_keys, run_command
 from tests.connect_proxy import ConnectProxy
 from tests.nginx import Nginx, running_nginx
@@ -226,6 +229,22 @@ def test_mutual_tls_works_with_the_client_certificate(tmp_path, staging, monkeyp
     assert run.status == 0, run.describe()
     assert run.statement["connection"]["client_certificate"] == staging.file("client-cert.pem")
     assert_clean(run)
+
+
+def test_the_burst_sends_over_mutual_tls_with_the_runs_context(staging: Staging) -> None:
+    """The exhaustion burst's own transport, not httpx: the run's SSL context (CA and client
+    certificate) on kept-alive TLS connections through nginx."""
+    tls = TlsOptions(
+        ca_bundle=Path(staging.file("ca.pem")),
+        client_cert=Path(staging.file("client-cert.pem")),
+        client_key=Path(staging.file("client-key.pem")),
+    )
+    keys = {"main": staging.keys[1]}
+    with ConformanceClient(staging.mtls_url, keys, ssl_context=tls.ssl_context()) as client:
+        assert client.burst_request("/categories", "main") is not None  # no proxy: its own
+        sent = send_wave(client, "main", Wave(6, 2))
+    assert [e.status for e in sent] == [200] * 6
+    assert all(e.header("X-RateLimit-Limit") for e in sent)
 
 
 def test_mutual_tls_without_or_with_a_refused_certificate_is_exit_2(capsys, staging) -> None:

@@ -15,7 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from conformance.client import Exchange, _redact_authorization, _Secrets
+from conformance.recording import Exchange
+from conformance.redaction import Secrets, redact_authorization
 
 BODY_LIMIT = 1 << 20  # recorded bytes of a request body; clients of this API send a few dozen
 # Exchange ids are unique across the scenarios of a run (they run at once): the HAR and the
@@ -53,7 +54,7 @@ class Recorder:
     def __init__(self, app: ASGIApp, key: str, reproduce: str) -> None:
         self.app = app
         self.key = key
-        self.secrets = _Secrets({"main": key})
+        self.secrets = Secrets({"main": key})
         self.reproduce = reproduce  # the line that runs the scenario again, for the reports
         self.arrivals: list[Arrival] = []
 
@@ -97,7 +98,7 @@ class Recorder:
         scheme, _, token = authorization.partition(" ")
         text = body.decode("utf-8", "replace")
         shown = {
-            name: _redact_authorization(value) if name.lower() == "authorization" else value
+            name: redact_authorization(value) if name.lower() == "authorization" else value
             for name, value in headers
         }
         exchange = Exchange(

@@ -1,0 +1,123 @@
+"""Keeping API keys out of everything the checker writes: the keys by label, put into a request
+only at send time and replaced by `***` (or, in a shell line, by their environment variable) in
+whatever is recorded, printed or reported.
+
+The client and the burst's own transport both redact through `Secrets`.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import re
+import shlex
+from urllib.parse import quote, quote_plus
+
+import httpx
+
+REDACTED = "***"
+ENV_VARS = {"main": "PETSTORE_API_KEY", "spare": "PETSTORE_SPARE_API_KEY"}
+"""The variables a user already has set (the checker reads them), so curl lines run as printed."""
+# Bytes a shell line cannot carry as they are: C0 controls (tab and newline too: pasted into an
+# interactive shell they complete or end the line) and DEL.
+CONTROL_BYTES = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """The ways a secret may show up: raw, URL-encoded (path or query) or JSON-escaped."""
+    forms = {
+        secret,
+        quote(secret, safe=""),
+        quote_plus(secret),
+        str(httpx.QueryParams({"k": secret}))[2:],
+        jsonlib.dumps(secret)[1:-1],
+    }
+    return {form for form in forms if form}
+
+
+class Secrets:
+    """Knows the keys by label: puts them into templates at send time and takes them out after."""
+
+    def __init__(self, keys: dict[str, str]):
+        self._keys = {label: secret for label, secret in keys.items() if secret}
+        self._form_labels: dict[str, str] = {}
+        for label, secret in self._keys.items():
+            for form in encoded_forms(secret):
+                self._form_labels.setdefault(form, label)
+        forms = sorted(self._form_labels, key=len, reverse=True)
+        self._secret_pattern = re.compile("|".join(map(re.escape, forms))) if forms else None
+        names = sorted(set(self._keys) | set(ENV_VARS))
+        self._placeholder = re.compile(r"\{(" + "|".join(map(re.escape, names)) + r")\}")
+
+    def secret(self, label: str) -> str:
+        try:
+            return self._keys[label]
+        except KeyError:
+            raise ValueError(f"no API key was given for {label!r}") from None
+
+    def expand(self, template: str) -> str:
+        """Replace `{main}` / `{spare}` by the secret; only ever done for the bytes we send."""
+        return self._placeholder.sub(lambda match: self.secret(match.group(1)), template)
+
+    def placeholders_in(self, text: str) -> list[str]:
+        return [match.group(1) for match in self._placeholder.finditer(text)]
+
+    def labels_in(self, text: str) -> list[str]:
+        """Labels whose secret appears in `text` (in any encoding)."""
+        if self._secret_pattern is None:
+            return []
+        return [self._form_labels[m.group(0)] for m in self._secret_pattern.finditer(text)]
+
+    def redact(self, text: str) -> str:
+        if self._secret_pattern is None:
+            return text
+        return self._secret_pattern.sub(REDACTED, text)
+
+    def redact_bytes(self, raw: bytes) -> bytes:
+        for form in sorted(self._form_labels, key=len, reverse=True):
+            raw = raw.replace(form.encode("utf-8"), REDACTED.encode())
+        return raw
+
+    def shell_word(self, text: str) -> str:
+        """Quote `text` for a POSIX shell, with each secret replaced by its environment variable."""
+        if self._secret_pattern is None or not self._secret_pattern.search(text):
+            return shlex.quote(text)
+        parts: list[str] = []
+        position = 0
+        for match in self._secret_pattern.finditer(text):
+            parts.append(_escape_in_double_quotes(text[position : match.start()]))
+            variable = env_var(self._form_labels[match.group(0)])
+            glued = re.match(r"\w", text[match.end() : match.end() + 1])  # "$VARx" names VARx
+            parts.append("${" + variable + "}" if glued else "$" + variable)
+            position = match.end()
+        parts.append(_escape_in_double_quotes(text[position:]))
+        return '"' + "".join(parts) + '"'
+
+
+def ansi_c_quoted(text: str) -> str:
+    """`text` as one bash/zsh `$'...'` word: control characters as escapes, never raw. (NUL
+    cannot be written this way: such a body goes to a file.)"""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + escape_controls(escaped) + "'"
+
+
+def escape_controls(text: str) -> str:
+    """Control characters as `\\xHH` escapes, two hex digits each."""
+    return CONTROL_BYTES.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def env_var(label: str) -> str:
+    return ENV_VARS.get(label, f"PETSTORE_{label.upper()}_API_KEY")
+
+
+def _escape_in_double_quotes(text: str) -> str:
+    return re.sub(r'([\\"$`])', r"\\\1", text)
+
+
+def redact_authorization(value: str) -> str:
+    """Record only the scheme (`Bearer ***`, `***`); an empty credential is shown as it was sent."""
+    scheme, space, credentials = value.partition(" ")
+    if not space:
+        return REDACTED if scheme else value
+    if not credentials.strip():
+        return value
+    return f"{scheme} {REDACTED}"
