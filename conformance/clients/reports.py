@@ -40,7 +40,7 @@ def scenario_line(run: ScenarioRun) -> str:
     statuses = " ".join(str(arrival.status) for arrival in run.arrivals[:12])
     more = " …" if len(run.arrivals) > 12 else ""
     return (
-        f"  {run.scenario.name}: {how}, {len(run.arrivals)} requests ({statuses}{more}), "
+        f"  {run.scenario.name}: {how}, {len(run.arrivals)} request{'' if len(run.arrivals) == 1 else 's'} ({statuses}{more}), "
         f"{run.seconds:.1f} s"
     )
 
