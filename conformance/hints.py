@@ -3,8 +3,10 @@
 A hint never decides anything; it is read from the run's own exchanges after the verdict, and
 shown under the failure in the console, the HTML report and conformance.json. The patterns:
 
-- a response that differs in kind from the service's own (another `Server`, an HTML body where
-  the service answers JSON): made by something in front of the service, such as a proxy;
+- a response that differs in kind from the service's own (another `Server`, or a proxy's own
+  error page): made by something in front of the service, such as a proxy;
+- an HTML error page from the service's own `Server` where it answers JSON: the framework's
+  default error page, which the service should replace with its JSON errors;
 - rate-limit headers on the service's successes but missing on the 4xx a framework makes
   before the handler runs: the limiter or header middleware runs after the router, the body
   parser or the auth layer;
@@ -22,6 +24,13 @@ from conformance.client import Exchange
 from conformance.verdict import RequirementOutcome, Verdict
 
 RATE_LIMIT_HEADER = "X-RateLimit-Limit"
+# How the stock error pages of common proxies sign themselves (nginx: `<center>nginx</center>`).
+PROXY_SIGNATURES = {
+    "<center>nginx": "nginx",
+    "<center>openresty": "OpenResty",
+    "<address>apache": "Apache httpd",
+    "haproxy": "HAProxy",
+}
 # The share of the other responses that must agree before a response counts as unlike them.
 USUAL = 0.8
 # Statuses a framework answers before a handler runs, and the layer that answers them.
@@ -52,7 +61,7 @@ def hints_for(
 ) -> list[str]:
     service = service or ServiceKind(exchanges)
     failing = list({f.exchange.id: f.exchange for f in outcome.failures if f.exchange}.values())
-    found = [intermediary_hint(failing, service)]
+    found = [intermediary_hint(failing, service), framework_page_hint(failing, service)]
     if outcome.requirement.id == "LIM-HEADERS-PRESENT":
         own = [exchange for exchange in failing if not service.unlike(exchange)]
         found.append(middleware_order_hint(own, exchanges))
@@ -63,7 +72,8 @@ def hints_for(
             "so that every endpoint and method draws on the one limit of the plan"
         )
     if outcome.requirement.id != "GEN-NO-SERVER-ERROR":
-        found.append(crash_hint(failing))
+        # A proxy's 5xx says nothing about how the service handled the input.
+        found.append(crash_hint([e for e in failing if not service.unlike(e)]))
     return [hint for hint in found if hint]
 
 
@@ -101,17 +111,31 @@ class ServiceKind:
         if usual is not None and server != usual:
             said = f"`Server: {server}`" if server else "no Server header"
             found["server"] = f"{said} where the service's other responses say `Server: {usual}`"
-        if exchange.media_type() == "text/html" and self.json_share >= USUAL:
+        if self.html_page(exchange):
             found["body"] = "an HTML body where the service answers JSON"
+        if proxy_signature(exchange):
+            found["page"] = f"the stock error page of {proxy_signature(exchange)}"
         bare = exchange.header(RATE_LIMIT_HEADER) is None
         if bare and len(self.headed - {exchange.id}) == self.others(exchange) > 0:
             found["headers"] = "no rate-limit headers where every other response had them"
         return found
 
+    def html_page(self, exchange: Exchange) -> bool:
+        return exchange.media_type() == "text/html" and self.json_share >= USUAL
+
     def unlike(self, exchange: Exchange) -> bool:
-        """Made by something else than the service: another Server, or HTML where it answers
-        JSON. (Missing headers alone may come from the service's own middleware order.)"""
-        return bool({"server", "body"} & set(self.differences(exchange)))
+        """Made by something else than the service: another Server, or a proxy's own page.
+        (Missing headers alone may come from the service's own middleware order; an HTML page
+        from the service's own Server is its framework's default page: `framework_page`.)"""
+        differences = self.differences(exchange)
+        if "server" in differences or "page" in differences:
+            return True
+        # Without a Server the service is known by, HTML where it answers JSON may be either.
+        return "body" in differences and self.usual_server(exchange) is None
+
+    def framework_page(self, exchange: Exchange) -> bool:
+        """An HTML page where the service answers JSON, from the service's own Server."""
+        return self.html_page(exchange) and not self.unlike(exchange)
 
 
 def intermediary_hint(failing: list[Exchange], service: ServiceKind) -> str | None:
@@ -133,6 +157,30 @@ def intermediary_hint(failing: list[Exchange], service: ServiceKind) -> str | No
         f"{'; '.join(service.differences(first).values())}. "
         f"Check what sits in front of {urlsplit(first.url).netloc}: {check}"
     )
+
+
+def framework_page_hint(failing: list[Exchange], service: ServiceKind) -> str | None:
+    pages = [exchange for exchange in failing if service.framework_page(exchange)]
+    if not pages:
+        return None
+    first = pages[0]
+    server = first.header("Server")
+    return (
+        f"the {first.status} of {first.method} {urlsplit(first.url).path} is an HTML page from "
+        f"the service's own server (`Server: {server}`, as its JSON answers): the web "
+        "framework's default error page, made before or around the API's own error handling. "
+        "Replace the framework's default error pages with the API's JSON errors (Django: "
+        "handler404/handler500 and DEBUG off; Flask: errorhandler; Starlette/FastAPI: "
+        "exception_handlers; Express/Fastify: the not-found and error handlers)"
+    )
+
+
+def proxy_signature(exchange: Exchange) -> str | None:
+    """The proxy whose stock error page this is, when its body signs it."""
+    if exchange.media_type() != "text/html":
+        return None
+    body = exchange.response_body.lower()
+    return next((name for mark, name in PROXY_SIGNATURES.items() if mark in body), None)
 
 
 def middleware_order_hint(failing: list[Exchange], exchanges: list[Exchange]) -> str | None:
