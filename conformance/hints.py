@@ -7,6 +7,8 @@ shown under the failure in the console, the HTML report and conformance.json. Th
   error page): made by something in front of the service, such as a proxy;
 - an HTML error page from the service's own `Server` where it answers JSON: the framework's
   default error page, which the service should replace with its JSON errors;
+- a refusal made in front (a 503 or 429 from a proxy's limiter): what answered, and when, against
+  what the service's own headers still said was left of the quota;
 - rate-limit headers on the service's successes but missing on the 4xx a framework makes
   before the handler runs: the limiter or header middleware runs after the router, the body
   parser or the auth layer;
@@ -31,6 +33,9 @@ PROXY_SIGNATURES = {
     "<address>apache": "Apache httpd",
     "haproxy": "HAProxy",
 }
+# What a limiter in front of the service answers a request over its rate with: nginx's
+# limit_req answers 503 unless limit_req_status says otherwise.
+FRONT_REFUSALS = (429, 503)
 # The share of the other responses that must agree before a response counts as unlike them.
 USUAL = 0.8
 # Statuses a framework answers before a handler runs, and the layer that answers them.
@@ -61,7 +66,11 @@ def hints_for(
 ) -> list[str]:
     service = service or ServiceKind(exchanges)
     failing = list({f.exchange.id: f.exchange for f in outcome.failures if f.exchange}.values())
-    found = [intermediary_hint(failing, service), framework_page_hint(failing, service)]
+    found = [
+        front_limit_hint(failing, service, exchanges),
+        intermediary_hint(failing, service),
+        framework_page_hint(failing, service),
+    ]
     if outcome.requirement.id == "LIM-HEADERS-PRESENT":
         own = [exchange for exchange in failing if not service.unlike(exchange)]
         found.append(middleware_order_hint(own, exchanges))
@@ -138,7 +147,59 @@ class ServiceKind:
         return self.html_page(exchange) and not self.unlike(exchange)
 
 
+def front_refusal(exchange: Exchange, service: ServiceKind) -> bool:
+    """A refusal by a limiter in front of the service: a 429 or 503 the service did not make."""
+    return exchange.status in FRONT_REFUSALS and service.unlike(exchange)
+
+
+def refusal_circumstances(refusal: Exchange, exchanges: list[Exchange]) -> str:
+    """When the front refused: after how many requests of the key, in how long, and what the
+    service's own headers last said was left."""
+    before = [
+        e
+        for e in exchanges
+        if e.key_label == refusal.key_label and e.started_at < refusal.started_at
+    ]
+    who = (
+        "unauthenticated requests"
+        if refusal.key_label == "none"
+        else f"the {refusal.key_label} key"
+    )
+    span = refusal.started_at - min((e.started_at for e in before), default=refusal.started_at)
+    text = f"after {len(before)} requests of {who} in {span:.1f} s"
+    said = [e.header("X-RateLimit-Remaining") for e in before]
+    left = next((value.strip() for value in reversed(said) if value), None)
+    if left is not None and left.isdigit() and int(left) > 0:
+        text += (
+            f", while the service's own headers still said X-RateLimit-Remaining {left}: the "
+            "front refuses before the plan's quota is spent"
+        )
+    return text
+
+
+def front_limit_hint(
+    failing: list[Exchange], service: ServiceKind, exchanges: list[Exchange]
+) -> str | None:
+    refusals = [exchange for exchange in failing if front_refusal(exchange, service)]
+    if not refusals:
+        return None
+    first = refusals[0]
+    what = "; ".join(service.differences(first).values())
+    fix = "raise its limit above the plan's (or leave limiting to the service)"
+    if first.status != 429:
+        fix = f"have it answer 429 (nginx: limit_req_status 429), and {fix}"
+    return (
+        f"the {first.status} of {first.method} {urlsplit(first.url).path} is a refusal by a "
+        "limiter in front of the service (an intermediary: a proxy or gateway), not by the "
+        f"service: {what}. "
+        f"It came {refusal_circumstances(first, exchanges)}. Check the limits of what sits in "
+        f"front of {urlsplit(first.url).netloc}: {fix}"
+    )
+
+
 def intermediary_hint(failing: list[Exchange], service: ServiceKind) -> str | None:
+    # A front's refusals get front_limit_hint, which says more.
+    failing = [exchange for exchange in failing if not front_refusal(exchange, service)]
     unlike = [exchange for exchange in failing if service.unlike(exchange)]
     if not unlike:
         return None

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pytest
 
 from tests.browser import chromium_path
+from tests.nginx import nginx_path
 from tests.servers import ReferenceProcess, reference_args, start_reference
 from tests.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
 
@@ -54,12 +55,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # Tests of a service or of the browser skip on a laptop without it, but CI promises them
-    # all: there they fail (.ci/run installs Chromium).
+    # all: there they fail (.ci/run installs Chromium and nginx).
     for marker, (name, address) in SERVICES.items():
         if item.get_closest_marker(marker) and not reachable(address):
             _missing("{} is not reachable on {}:{}".format(name, *address))
     if item.get_closest_marker("browser") and chromium_path() is None:
         _missing("Chromium is not installed (apt-get install chromium)")
+    if item.get_closest_marker("nginx") and nginx_path() is None:
+        _missing("nginx is not installed (apt-get install nginx)")
 
 
 def _missing(reason: str) -> None:
