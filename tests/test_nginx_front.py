@@ -51,6 +51,11 @@ def hints_of(run: CheckerRun, requirement: str) -> str:
     return "\n".join(entry.get("hints", []))
 
 
+def blocks_of(run: CheckerRun) -> list[str]:
+    """The console's failed-requirement blocks, in the order printed."""
+    return run.output.split("failed requirements:", 1)[1].split("\n\n")
+
+
 def test_a_stock_limit_req_in_front_is_one_cause_named_first(tmp_path: Path) -> None:
     """nginx refuses with 503 and its HTML page: LIM-429-WHEN-EXCEEDED, naming the front and
     when it refused; what those 503s kept from a judgement is blocked by it, not failed."""
@@ -58,14 +63,14 @@ def test_a_stock_limit_req_in_front_is_one_cause_named_first(tmp_path: Path) -> 
     failed = run.statement["failed_requirements"]
     assert run.status == 1, run.describe()
     assert "LIM-429-WHEN-EXCEEDED" in failed and len(failed) <= 2, run.describe()
+    assert "LIM-429-WHEN-EXCEEDED (MUST)" in blocks_of(run)[0], run.describe()
     hint = hints_of(run, "LIM-429-WHEN-EXCEEDED")
     assert "refusal by a limiter in front of the service" in hint, run.describe()
     assert "the stock error page of nginx" in hint
     assert "while the service's own headers still said X-RateLimit-Remaining" in hint
     assert "limit_req_status 429" in hint
     assert "probably failed on this input" not in run.output
-    blocks = run.output.split("failed requirements:", 1)[1].split("\n\n")
-    assert "in front of the service" in blocks[0], run.describe()
+    assert "in front of the service" in blocks_of(run)[0], run.describe()
 
 
 def test_a_limit_req_answering_429_is_named_refusing_before_the_quota(tmp_path: Path) -> None:
