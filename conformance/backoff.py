@@ -183,8 +183,9 @@ class Pacer:
             if until > state.blocked_until:
                 state.blocked_until, state.reason = until, reason
 
-    def on_429(self, label: str, retry_after: float | None) -> float:
-        """Record a 429 and block the label; returns the wait chosen.
+    def on_429(self, label: str, retry_after: float | None, status: int = 429) -> float:
+        """Record a refusal (a 429, or a proxy limiter's 503) and block the label; returns the
+        wait chosen.
 
         The wait is the larger of `Retry-After` and the exponential floor, so a server that keeps
         answering `Retry-After: 1` still sees us slow down; jitter is added on top but never pushes
@@ -195,9 +196,9 @@ class Pacer:
             state.consecutive_429s += 1
             wait = exponential_delay(state.consecutive_429s)
             jitter = self.rng.uniform(0.0, JITTER_FRACTION * max(wait, retry_after or 0.0))
-        reason = "exponential back-off after a 429"
+        reason = f"exponential back-off after a {status}"
         if retry_after is not None and retry_after >= wait:
-            wait, reason = retry_after, "the Retry-After of its 429"
+            wait, reason = retry_after, f"the Retry-After of its {status}"
         # Jitter must not make an acceptable wait TargetThrottled, nor blur the wait it reports.
         jitter = 0.0 if wait > self.max_wait else min(jitter, self.max_wait - wait)
         wait += jitter

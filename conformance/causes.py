@@ -27,12 +27,15 @@ def settle(results: Iterable[CheckResult]) -> Settled:
     """`results` without the failures that a more specific failure on the same response explains."""
     results = list(results)
     failed_on: dict[int, set[str]] = {}
+    explained_on: dict[int, set[str]] = {}  # failures that explain their whole response
     for result in results:
         if not result.passed and result.exchange is not None:
             failed_on.setdefault(result.exchange.id, set()).add(result.requirement_id)
+            if result.whole_response:
+                explained_on.setdefault(result.exchange.id, set()).add(result.requirement_id)
     settled = Settled(kept=[])
     for result in results:
-        specific = more_specific_failures(result, failed_on)
+        specific = more_specific_failures(result, failed_on, explained_on)
         if specific:
             settled.displaced.setdefault(result.requirement_id, set()).update(specific)
         else:
@@ -40,9 +43,14 @@ def settle(results: Iterable[CheckResult]) -> Settled:
     return settled
 
 
-def more_specific_failures(result: CheckResult, failed_on: dict[int, set[str]]) -> list[str]:
+def more_specific_failures(
+    result: CheckResult, failed_on: dict[int, set[str]], explained_on: dict[int, set[str]]
+) -> list[str]:
     if result.passed or result.exchange is None:
         return []
+    whole = explained_on.get(result.exchange.id, set()) - {result.requirement_id}
+    if whole:
+        return sorted(whole)
     others = failed_on.get(result.exchange.id, set())
     return [
         other for other in all_requirements()[result.requirement_id].yields_to if other in others

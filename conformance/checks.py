@@ -32,6 +32,9 @@ class CheckResult:
     test_id: str
     exchange: Exchange | None = None
     observed: bool = False  # made on every response, not asserted by the test itself
+    # The response is not the service's at all (a proxy's refusal): every other failure on it
+    # gives way to this one (conformance.causes).
+    whole_response: bool = False
 
 
 class RequirementFailed(AssertionError):

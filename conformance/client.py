@@ -53,6 +53,9 @@ __all__ = [
 
 MAX_ATTEMPTS = 4
 """Attempts per request when retrying 429s: enough to ride out a window, few enough to be polite."""
+REFUSALS = (429, 503)
+"""Statuses that refuse a request for now: backed off from and retried alike. A proxy's limiter
+(nginx's `limit_req`) answers 503 where the service answers 429."""
 NO_KEY = "none"
 
 
@@ -187,11 +190,12 @@ class ConformanceClient:
         retry_on_429: bool = True,
         pace: bool = True,
     ) -> Exchange:
-        """Send one request (retrying 429s up to 4 attempts in all) and return the last exchange.
+        """Send one request (retrying 429s and 503s up to 4 attempts in all) and return the last
+        exchange.
 
         `pace=False` keeps this response's `X-RateLimit-Remaining: 0` from holding the next
-        request until the reset: the one way to send the request that proves a 429. A 429's
-        `Retry-After` is always honoured.
+        request until the reset: the one way to send the request that proves a 429. A
+        `Retry-After` is always honoured, whatever the status (RFC 9110 section 10.2.3).
 
         `key` names the credential sent as `Authorization: Bearer <key>`; `authorization` instead
         gives the header as a template (`"bearer {main}"`, `"Bearer not-a-key"`); `params` and
@@ -200,7 +204,7 @@ class ConformanceClient:
         prepared = self._prepare(method, path, key, authorization, headers, params, json, content)
         exchange = self._send_once(prepared, pace)
         attempts = 1
-        while exchange.status == 429 and retry_on_429 and attempts < MAX_ATTEMPTS:
+        while exchange.status in REFUSALS and retry_on_429 and attempts < MAX_ATTEMPTS:
             exchange = self._send_once(prepared, pace)
             attempts += 1
         return exchange
@@ -477,10 +481,12 @@ class ConformanceClient:
     def _learn(self, label: str, exchange: Exchange, pace: bool = True) -> None:
         """Update the label's pacing from what the server said about its limits."""
         date = exchange.header("Date")
-        if exchange.status == 429:
-            delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
-            self._pacer.on_429(label, delay)
+        delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
+        if exchange.status in REFUSALS:
+            self._pacer.on_429(label, delay, exchange.status)
             return
+        if delay:  # RFC 9110 10.2.3: a Retry-After on any status says how long to stay away
+            self._pacer.block(label, delay, f"the Retry-After of its {exchange.status}")
         wait = reset_wait(
             exchange.header("X-RateLimit-Remaining"),
             exchange.header("X-RateLimit-Reset"),

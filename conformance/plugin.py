@@ -14,7 +14,7 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import causes, certification, checks, connection, hints
+from conformance import causes, certification, checks, connection, fronts, hints
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
 from conformance.reports import console, html, statement
@@ -299,6 +299,8 @@ def pytest_sessionfinish(session: pytest.Session):
     reason = state.stopped
     if state.broken_tests:
         reason = f"tests could not complete: {', '.join(state.broken_tests)}"
+    for result in fronts.judge(run.client.exchanges, state.ledger.results):
+        state.ledger.add(result)
     state.verdict = decide(
         state.ledger.results,
         strict=run.settings.strict,

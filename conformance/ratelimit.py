@@ -25,6 +25,10 @@ SETTLE_MARGIN = 1.0
 JITTER = 1.0
 """A Reset computed from a time-to-live in whole seconds wanders by a second within a window."""
 DETOUR_SECONDS = 1.0
+UNIX_TIMES = (1_000_000_000.0, 10_000_000_000.0)
+"""Resets read as Unix times: from 2001 to 2286. Below is a delay (@fastify/rate-limit's default
+`X-RateLimit-Reset: 5`), above is milliseconds: judged (LIM-RESET-UNIX-TIME), never used to time
+anything, since a moment in 1970 would make every window's last second look long gone."""
 DOCUMENTED = ("/v1/categories", "/v1/pets/", "/v1/store/orders")
 """The endpoints a detour may run through: every request to them counts, by the document."""
 DATE_UNCERTAINTY = 2.0
@@ -139,12 +143,10 @@ def snapshot(exchange: Exchange) -> Snapshot:
         value = values.get(name)
         return int(value) if value is not None else None
 
-    return Snapshot(
-        exchange,
-        whole("X-RateLimit-Limit"),
-        whole("X-RateLimit-Remaining"),
-        values.get("X-RateLimit-Reset"),
-    )
+    reset = values.get("X-RateLimit-Reset")
+    if reset is not None and not UNIX_TIMES[0] <= reset <= UNIX_TIMES[1]:
+        reset = None
+    return Snapshot(exchange, whole("X-RateLimit-Limit"), whole("X-RateLimit-Remaining"), reset)
 
 
 def of_the_key(exchanges: Iterable[Exchange], label: str) -> list[Snapshot]:

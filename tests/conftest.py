@@ -55,7 +55,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # Tests of a service or of the browser skip on a laptop without it, but CI promises them
-    # all: there they fail (.ci/run installs Chromium).
+    # all: there they fail (.ci/run installs Chromium and nginx).
     for marker, (name, address) in SERVICES.items():
         if item.get_closest_marker(marker) and not reachable(address):
             _missing("{} is not reachable on {}:{}".format(name, *address))

@@ -147,3 +147,25 @@ def test_skipped_cases_are_kept_with_their_requirement():
     verdict = decide(passing_everything_but(), skipped_cases={"AUTH-INVALID-KEY-401": [reason]})
     assert outcome(verdict, "AUTH-INVALID-KEY-401").outcome == "passed"
     assert outcome(verdict, "AUTH-INVALID-KEY-401").untested_cases == [reason]
+
+
+def test_a_proxys_refusal_explains_every_other_failure_on_its_response():
+    """nginx's 503 fails CAT-LIST-200 and LIM-HEADERS-PRESENT too; only its cause counts, and a
+    requirement judged nowhere else is blocked by it."""
+    refused, own = exchange(1, 503), exchange(2, 400)
+    front = CheckResult("LIM-429-WHEN-EXCEEDED", False, "front", "test_x", refused)
+    front.whole_response = True
+    results = [
+        front,
+        failure("CAT-LIST-200", refused),
+        failure("LIM-HEADERS-PRESENT", refused),
+        failure("LIM-HEADERS-PRESENT", own),  # the service's own answer: judged as usual
+    ]
+    settled = causes.settle(results)
+    assert [(r.requirement_id, r.exchange.id) for r in settled.kept] == [
+        ("LIM-429-WHEN-EXCEEDED", 1),
+        ("LIM-HEADERS-PRESENT", 2),
+    ]
+    assert settled.displaced["CAT-LIST-200"] == {"LIM-429-WHEN-EXCEEDED"}
+    verdict = decide(passing_everything_but("CAT-LIST-200") + results, strict=False)
+    assert outcome(verdict, "CAT-LIST-200").blocked_by == ["LIM-429-WHEN-EXCEEDED"]

@@ -741,3 +741,25 @@ def test_a_burst_request_on_a_connection_closed_as_it_went_out_is_sent_once_more
 
     assert asyncio.run(send()).status == 200
     assert len(server.seen) == 2 and client.requests_per_key() == {"main": 2}
+
+
+NGINX_503 = "<html><head><title>503 Service Temporarily Unavailable</title></head></html>"
+
+
+def test_a_proxys_503_is_backed_off_from_and_retried_as_a_429():
+    """nginx's limit_req answers 503 without Retry-After: the exponential floor, then a retry."""
+    refused = httpx.Response(503, headers={"Content-Type": "text/html"}, text=NGINX_503)
+    client, server = make_client(refused, refused, httpx.Response(200))
+    assert client.get("/categories").status == 200
+    assert [round(gap) for gap in server.gaps()] == [1, 2]
+
+
+def test_a_retry_after_is_honoured_on_any_status():
+    unavailable = httpx.Response(503, headers={"Retry-After": "7"})
+    moved = httpx.Response(301, headers={"Retry-After": "5", "Location": "/v1/categories"})
+    client, server = make_client(unavailable, httpx.Response(200), moved, httpx.Response(200))
+    assert client.get("/categories").status == 200
+    assert 7.0 <= server.gaps()[0] <= 7.7
+    client.get("/categories")
+    client.get("/categories")
+    assert 5.0 <= server.gaps()[2] <= 5.5

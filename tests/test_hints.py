@@ -105,3 +105,44 @@ def test_a_per_endpoint_limit_points_at_a_limiter_keyed_by_path():
     outcome.requirement = type(outcome.requirement)("LIM-PER-CALLER", "MUST", "Limits", "s")
     [hint] = hints_for(outcome, service())
     assert "keyed by the request path" in hint
+
+
+DJANGO_404 = "<!doctype html><html><head><title>Not Found</title></head><body><h1>Not Found</h1>"
+NGINX_503 = "<html><head><title>503 Service Temporarily Unavailable</title></head><body>"
+
+
+def test_a_framework_page_from_the_services_own_server_is_no_intermediary():
+    page = exchange(404, server="gunicorn", media="text/html", body=DJANGO_404, rate=False)
+    usual = [exchange(200, server="gunicorn") for _ in range(8)]
+    [hint] = hints_for(failed("GEN-DOCUMENTED-STATUS", page), [*usual, page])
+    assert "intermediary" not in hint
+    assert "the web framework's default error page" in hint
+    assert "`Server: gunicorn`" in hint
+    assert "handler404" in hint
+
+
+def test_a_proxys_signed_page_behind_its_own_server_header_is_an_intermediary():
+    """nginx replaces the service's Server with its own, so its page shares the Server of
+    every answer: the page's signature tells it apart."""
+    body = "<html><head><title>502 Bad Gateway</title></head><body><hr><center>nginx/1.22.1"
+    page = exchange(502, server="nginx", media="text/html", body=body, rate=False)
+    usual = [exchange(200, server="nginx") for _ in range(8)]
+    [hint] = hints_for(failed("GEN-DOCUMENTED-STATUS", page), [*usual, page])
+    assert "looks produced by an intermediary" in hint
+    assert "the stock error page of nginx" in hint
+
+
+def test_a_front_refusal_says_what_answered_and_when():
+    body = NGINX_503 + "<hr><center>nginx/1.22.1</center></body></html>"
+    usual = [exchange(200, server="nginx") for _ in range(8)]
+    for number, seen in enumerate(usual):
+        seen.started_at = float(number)
+    refused = exchange(503, server="nginx", media="text/html", body=body, rate=False)
+    refused.started_at = 9.5
+    [hint] = hints_for(failed("LIM-429-WHEN-EXCEEDED", refused), [*usual, refused])
+    assert "is a refusal by a limiter in front of the service" in hint
+    assert "the stock error page of nginx" in hint
+    assert "after 8 requests of the main key in 9.5 s" in hint
+    assert "still said X-RateLimit-Remaining 5" in hint
+    assert "limit_req_status 429" in hint
+    assert "failed on this input" not in hint

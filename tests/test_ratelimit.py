@@ -103,6 +103,16 @@ def test_snapshot_keeps_a_fraction_of_a_second_in_reset():
     assert snapshot(ex).reset == pytest.approx(1795377056.8905156)
 
 
+@pytest.mark.parametrize("reset", ["5", "0", "1795377056890"])
+def test_a_reset_that_is_no_unix_time_times_nothing(reset):
+    """@fastify/rate-limit's default Reset is the seconds until the reset: read as a moment in
+    1970 it made the burst take every 429 for one in its window's last second (LIM-RESET-UNIX-TIME
+    judges the header; the burst and the windows must not use it)."""
+    headers = [("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", "0")]
+    taken = snapshot(exchange(429, [*headers, ("X-RateLimit-Reset", reset)]))
+    assert (taken.limit, taken.remaining, taken.reset) == (60, 0, None)
+
+
 def test_snapshot_of_bad_headers_knows_nothing():
     ex = exchange(headers=[("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", "12")])
     taken = snapshot(ex)

@@ -39,10 +39,8 @@ def scenario_line(run: ScenarioRun) -> str:
     how = f"stopped at {run.time_limit:g} s" if run.timed_out else f"exit {run.exit_status}"
     statuses = " ".join(str(arrival.status) for arrival in run.arrivals[:12])
     more = " …" if len(run.arrivals) > 12 else ""
-    return (
-        f"  {run.scenario.name}: {how}, {len(run.arrivals)} request{'' if len(run.arrivals) == 1 else 's'} ({statuses}{more}), "
-        f"{run.seconds:.1f} s"
-    )
+    count = f"{len(run.arrivals)} request" + ("" if len(run.arrivals) == 1 else "s")
+    return f"  {run.scenario.name}: {how}, {count} ({statuses}{more}), {run.seconds:.1f} s"
 
 
 def console_lines(client_run: ClientRun, report_dir: Path) -> list[str]:

@@ -55,7 +55,10 @@ def headers_for(requirement_id: str) -> tuple[str, ...]:
 
 
 def failed_outcomes(verdict: Verdict) -> list[RequirementOutcome]:
-    return [outcome for outcome in verdict.outcomes if outcome.outcome == "failed"]
+    """In catalogue order, but a cause that explains whole responses (a limiter in front of the
+    service) first: it is what the vendor must read first."""
+    failed = [outcome for outcome in verdict.outcomes if outcome.outcome == "failed"]
+    return sorted(failed, key=lambda o: not any(f.whole_response for f in o.failures))
 
 
 def failure_blocks(verdict: Verdict) -> list[list[str]]:

@@ -73,7 +73,8 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
         main_before = snapshot(client.get(PATH, key="main")) if label != "main" else None
         burst = Spender(client, label, per_minute, announce).spend(probe)
         main_after = None
-        if main_before is not None and has_room(main_before, per_minute) and is_429(burst):
+        room = main_before is not None and has_room(main_before, settings, client)
+        if room and is_429(burst):
             main_after = snapshot(client.get(PATH, key="main", retry_on_429=False))
     judge_burst(burst, per_minute, ServerClock.of(client.exchanges))
     if not is_429(burst):
@@ -90,9 +91,19 @@ def is_429(burst: Burst) -> bool:
     return burst.refused is not None and burst.refused.status == 429
 
 
-def has_room(seen: Snapshot, per_minute: int | None) -> bool:
-    """The headers report the per-minute window, with requests left in it."""
-    return per_minute is not None and seen.limit == per_minute and bool(seen.remaining)
+def has_room(seen: Snapshot, settings: Settings, client: ConformanceClient) -> bool:
+    """The key had requests left: its headers report the per-minute window with some left in
+    it; or, whatever its headers say (absent, or another limit's), it was served and has sent
+    fewer requests than the plan allows in a minute and in a day: its own quota cannot be
+    spent, so a 429 on it is another key's (a limiter keyed by the client's address)."""
+    per_minute, per_day = settings.plan_limits
+    if per_minute is not None and seen.limit == per_minute and seen.remaining is not None:
+        return bool(seen.remaining)
+    if not seen.served or per_minute is None:
+        return False
+    mine = [e.started_at for e in client.exchanges if e.key_label == seen.exchange.key_label]
+    last_minute = [at for at in mine if at > seen.exchange.started_at - 60.0]
+    return len(last_minute) < per_minute and (per_day is None or len(mine) < per_day)
 
 
 def judge_burst(burst: Burst, per_minute: int | None, clock: ServerClock) -> None:
@@ -203,11 +214,16 @@ def check_other_key_unaffected(before: Snapshot, after: Snapshot | None) -> None
             "headers report another window, or it was spent), so a 429 on it could be its own",
         )
         return
+    shown = (
+        f"its previous response showed X-RateLimit-Remaining: {before.remaining}"
+        if before.remaining is not None
+        else "it had sent fewer requests than the plan allows"
+    )
     expect(
         "LIM-PER-KEY",
         after.status != 429,
-        f"with the spare key limited, a request on the main key must still be served (its "
-        f"previous response showed X-RateLimit-Remaining: {before.remaining}), got {after.status}",
+        f"with the spare key limited, a request on the main key must still be served ({shown}), "
+        f"got {after.status}",
         after.exchange,
     )
 

@@ -35,6 +35,11 @@ NGINX_413 = (
     "<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n"
     "</body>\r\n</html>\r\n"
 )
+DJANGO_404 = (
+    '<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n'
+    "  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n"
+    "</body>\n</html>\n"
+)
 DEPRECATION = "@1767225600"  # 2026-01-01T00:00:00Z
 SUNSET = "Sat, 01 Jan 2028 00:00:00 GMT"
 SUNSET_ISO = "2028-01-01T00:00:00Z"
@@ -231,6 +236,8 @@ class PetStoreDouble:
             response = self.server_error()
         elif caller.failure is not None:
             response = self.unauthorized(caller.failure)
+        elif route is None and self.fault("framework-html-404"):
+            response = Response(DJANGO_404, 404, media_type="text/html")  # Django's, DEBUG off
         elif route is None:
             response = self.error(404, "not_found", f"No resource at {request.url.path}.")
         elif request.method not in route.methods:
@@ -596,6 +603,7 @@ class PetStoreDouble:
             or (status == 400 and self.fault("no-ratelimit-headers-on-400"))
             or (status in (429, 503) and self.fault("no-ratelimit-headers-on-429"))
             or (status == 404 and unknown_path and self.fault("no-ratelimit-headers-on-404"))
+            or (status == 404 and unknown_path and self.fault("framework-html-404"))
         ):
             return
         window: Window = decision.day if self.variant("day-limit-headers") else decision.report

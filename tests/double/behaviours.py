@@ -269,6 +269,13 @@ FAULTS: dict[str, Fault] = {
         "VER-V1-PREFIX",
         "The interface is served under /api instead of the versioned /v1.",
     ),
+    "framework-html-404": Fault(
+        "LIM-HEADERS-PRESENT",
+        "An unknown path is answered with the framework's default HTML 404 page (Django's, "
+        "DEBUG off), from the same server as the JSON answers and without rate-limit headers "
+        "(the throttles run in the API's views only).",
+        hint="default error page",
+    ),
     # --- Something in front of the service ------------------------------------------------------
     "nginx-in-front": Fault(
         "LIM-HEADERS-PRESENT",
