@@ -22,7 +22,13 @@ SERVICES = {"redis": ("Redis", REDIS_ADDRESS), "postgres": ("PostgreSQL", POSTGR
 # still be running them when the rest were done: the long tests are dealt out, longest first,
 # one to each worker's slice in turn; the other tests fill the slices in their own order, so
 # that a module and its shared fixtures mostly stay on one worker.
-LONG_SECONDS = {"test_real_conditions.py": 100.0, "test_verdicts.py": 30.0}
+LONG_SECONDS = {
+    "test_real_conditions.py": 100.0,
+    "test_client_zoo.py": 40.0,
+    "test_nginx_front.py": 30.0,
+    "test_verdicts.py": 30.0,
+    "test_framework_defaults.py": 25.0,
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
