@@ -67,7 +67,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "no-retry-after",
         "three 429s without Retry-After: the client's own back-off is judged",
-        script=Script(refusals=3, retry_after=None),
+        # Each 429 names a Reset 3 to 4 s on: a client that waits for it is told apart from one
+        # whose fixed 1 s sleep happens to land after a Reset only 1 to 2 s on.
+        script=Script(refusals=3, retry_after=None, wait=3),
     ),
     Scenario(
         "remaining-zero",

@@ -182,6 +182,7 @@ class PetStoreDouble:
         )
         self.store = CategoryStore(self.faults, self.variants)
         self.blocks: dict[str, Block] = {}
+        self.refused_windows: dict[str, float] = {}  # the window end each caller was refused in
         self.announced_retry: dict[str, float] = {}
         self.early_requests: dict[str, int] = {}
 
@@ -342,8 +343,12 @@ class PetStoreDouble:
                 # Retry-After says 1 s while the refusal lasts to the window's end, which Reset
                 # states honestly; where less than that is left, a block of a minute makes
                 # sure the retry after 1 s is refused (its Reset says so).
+                # Only the window's first refusal may lengthen it: a later one (the retry that
+                # came too early) must keep the Reset the first stated.
                 until = decision.report.end
-                if until - now < RETRY_AFTER_TOO_SHORT + 0.5:
+                first = self.refused_windows.get(identity) != until
+                self.refused_windows[identity] = until
+                if first and until - now < RETRY_AFTER_TOO_SHORT + 0.5:
                     until = now + self.config.minute_seconds
                     self.blocks[identity] = Block(until)
                     decision.report = replace(decision.report, end=until)
