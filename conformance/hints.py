@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from conformance.client import Exchange
+from conformance.client import REFUSALS, Exchange
 from conformance.verdict import RequirementOutcome, Verdict
 
 RATE_LIMIT_HEADER = "X-RateLimit-Limit"
@@ -33,9 +33,6 @@ PROXY_SIGNATURES = {
     "<address>apache": "Apache httpd",
     "haproxy": "HAProxy",
 }
-# What a limiter in front of the service answers a request over its rate with: nginx's
-# limit_req answers 503 unless limit_req_status says otherwise.
-FRONT_REFUSALS = (429, 503)
 # The share of the other responses that must agree before a response counts as unlike them.
 USUAL = 0.8
 # Statuses a framework answers before a handler runs, and the layer that answers them.
@@ -149,7 +146,7 @@ class ServiceKind:
 
 def front_refusal(exchange: Exchange, service: ServiceKind) -> bool:
     """A refusal by a limiter in front of the service: a 429 or 503 the service did not make."""
-    return exchange.status in FRONT_REFUSALS and service.unlike(exchange)
+    return exchange.status in REFUSALS and service.unlike(exchange)
 
 
 def refusal_circumstances(refusal: Exchange, exchanges: list[Exchange]) -> str:
