@@ -30,7 +30,10 @@ def seconds_to_wait(retry_after: str | None, attempt: int) -> float:
         try:
             return int(retry_after)
         except ValueError:
-            pass  # the mistake: a date is taken for no Retry-After at all
+            # The mistake: a date is taken for no Retry-After at all. Its back-off starts at
+            # half a second, so that its first retry is early by a second or more however busy
+            # the machine (from 1 s, a retry delayed by load could land after a date 2 s on).
+            return 0.5 * 2.0**attempt
     elif retry_after is not None:
         return max(0.0, retry_after_seconds(retry_after))
     return 2.0**attempt
