@@ -57,6 +57,10 @@ SCENARIO_BUDGET = 400
 """Requests a full run keeps for everything but the exhaustion: scenarios and generated tests."""
 EXHAUSTION_MARGIN = 10
 """Requests the exhaustion needs beyond its waves: probes, the main key's two, the recovery."""
+MIN_KEY_LENGTH = 8
+"""Shorter keys cannot be kept out of the reports: redaction would find them in ordinary text
+(the base URL's path, category names, bodies) and hide that text too, and checks reading it
+would then fail a correct server. Keys as issued are far longer."""
 SPENDING_CEILING = 4
 """Most minutes' quotas the exhaustion may spend (conformance.burst: two where the headers hide
 the minute's window, two more where 429s came too late in their windows to tell anything)."""
@@ -119,6 +123,7 @@ class Settings:
                 raise SettingsError(f"--{name.replace('_', '-')} must be a positive whole number")
         if not self.api_key:
             raise SettingsError("no API key: pass --api-key or set PETSTORE_API_KEY")
+        check_keys(self.api_key, self.spare_api_key, self.base_url)
 
     @property
     def plan_limits(self) -> tuple[int | None, int | None]:
@@ -159,6 +164,28 @@ class Settings:
         if self.profile == "smoke":
             return SMOKE_BUDGET
         return SCENARIO_BUDGET + exhaustion_reserve(self.plan_limits[0])
+
+
+def check_keys(main: str, spare: str | None, base_url: str) -> None:
+    """Keys the run can use and keep secret: long enough to be told from ordinary text, not
+    part of the target's address, and two different keys (exhausting the spare must not spend
+    the main key's quota)."""
+    for option, key in (("--api-key", main), ("--spare-api-key", spare)):
+        if not key:
+            continue
+        if len(key) < MIN_KEY_LENGTH:
+            raise SettingsError(
+                f"{option} is {len(key)} characters long: a key shorter than {MIN_KEY_LENGTH} "
+                "cannot be kept out of the reports (ordinary text holding it would be hidden "
+                "too); use the key as issued"
+            )
+        if key in base_url:
+            raise SettingsError(f"{option}: the key appears in --base-url; keep keys out of URLs")
+    if spare and spare == main:
+        raise SettingsError(
+            "--spare-api-key is the same key as --api-key: the spare is exhausted, so it must "
+            "be a second key of the same plan"
+        )
 
 
 def parse_int(name: str, text: str | None) -> int | None:

@@ -361,6 +361,12 @@ BAD_INPUTS: dict[str, tuple[BadInput, str]] = {
         ),
         "spare",
     ),
+    # A one-letter key would be hidden in every path and name it occurs in (a traceback once).
+    "short-key": (lambda t: (["--base-url", t.reference, "--api-key", "a"], {}), "characters"),
+    "same-keys": (
+        lambda t: (["--base-url", t.reference, "--api-key", t.main, "--spare-api-key", t.main], {}),
+        "same key",
+    ),
     "max-requests-abc": (lambda t: (["--max-requests", "abc"], {}), "--max-requests"),
     "max-requests-abc-env": (lambda t: ([], {"PETSTORE_MAX_REQUESTS": "abc"}), "max-requests"),
     "max-requests-zero": (

@@ -155,7 +155,9 @@ def test_previous_puts_the_comparison_into_the_statement_and_the_console(runs):
 
 def test_an_unreadable_previous_is_exit_2_before_any_request(runs, tmp_path):
     finished = run_command(
-        checker("--base-url", "http://127.0.0.1:9/v1", "--api-key", "k", "--previous", "nope"),
+        checker(
+            "--base-url", "http://127.0.0.1:9/v1", "--api-key", "key-main-k", "--previous", "nope"
+        ),
         tmp_path,
         timeout=QUICK_TIMEOUT,
     )

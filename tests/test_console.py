@@ -43,7 +43,9 @@ def passing(*but: str) -> list[CheckResult]:
 @dataclass
 class FakeRun:
     settings: Settings = field(
-        default_factory=lambda: Settings(base_url="http://api.test/v1", api_key="k", run_id="1-ab")
+        default_factory=lambda: Settings(
+            base_url="http://api.test/v1", api_key="key-main-k", run_id="1-ab"
+        )
     )
     created_categories: list = field(default_factory=lambda: [{"id": 1, "name": "psc-ab-1"}])
 

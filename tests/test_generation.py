@@ -251,7 +251,7 @@ def test_category_schema_finds_problems(value):
 
 
 def settings_for(**options) -> Settings:
-    return Settings(base_url="http://127.0.0.1:1/v1", api_key="k", **options)
+    return Settings(base_url="http://127.0.0.1:1/v1", api_key="key-main-k", **options)
 
 
 @pytest.mark.parametrize("plan", ["pro", "business"])

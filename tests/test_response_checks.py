@@ -15,7 +15,7 @@ from conformance.settings import Settings
 
 NOW = 1_740_830_400  # 2025-03-01T12:00:00Z, a whole second as a Date header has
 DATE = formatdate(NOW, usegmt=True)
-FREE = Settings(base_url="http://petstore.test/v1", api_key="sk-test", plan="free")
+FREE = Settings(base_url="http://petstore.test/v1", api_key="sk-test-key", plan="free")
 ERROR_400 = {"code": "invalid", "message": "name is required", "status": 400}
 ERROR_401 = {"code": "unauthorized", "message": "missing key", "status": 401}
 ERROR_429 = {"code": "rate_limited", "message": "slow down", "status": 429}
@@ -298,13 +298,15 @@ def test_limit_plan_is_skipped_for_requests_sent_without_a_key():
 
 
 def test_limit_plan_is_checked_for_the_spare_key():
-    settings = Settings(base_url=FREE.base_url, api_key="a", spare_api_key="b", plan="free")
+    settings = Settings(
+        base_url=FREE.base_url, api_key="key-main-a", spare_api_key="key-spare-b", plan="free"
+    )
     ex = exchange(limit="61", key_label="spare")
     assert observed(ex, settings)["LIM-LIMIT-PLAN"] == [False]
 
 
 def test_limit_plan_is_skipped_for_an_enterprise_plan_without_figures():
-    settings = Settings(base_url=FREE.base_url, api_key="a", plan="enterprise")
+    settings = Settings(base_url=FREE.base_url, api_key="key-main-a", plan="enterprise")
     outcome = observed(exchange(limit="12345", remaining="1", reset=str(NOW + 10)), settings)
     assert "LIM-LIMIT-PLAN" not in outcome
 
@@ -313,7 +315,7 @@ def test_limit_plan_is_skipped_for_an_enterprise_plan_without_figures():
 def test_limit_plan_uses_the_enterprise_figures_given(limit, passes):
     settings = Settings(
         base_url=FREE.base_url,
-        api_key="a",
+        api_key="key-main-a",
         plan="enterprise",
         requests_per_minute=500,
         requests_per_day=20_000,
