@@ -124,6 +124,7 @@ class _LabelState:
     blocked_until: float = 0.0
     consecutive_429s: int = 0
     reason: str = ""  # what the block waits for, for the progress line
+    refused_at: float = 0.0  # wall time the latest refusal was received
 
 
 WaitListener = Callable[[str, float, str], Callable[[], None] | None]
@@ -183,17 +184,23 @@ class Pacer:
             if until > state.blocked_until:
                 state.blocked_until, state.reason = until, reason
 
-    def on_429(self, label: str, retry_after: float | None, status: int = 429) -> float:
+    def on_429(
+        self, label: str, retry_after: float | None, status: int = 429, sent_at: float | None = None
+    ) -> float:
         """Record a refusal (a 429, or a proxy limiter's 503) and block the label; returns the
         wait chosen.
 
         The wait is the larger of `Retry-After` and the exponential floor, so a server that keeps
         answering `Retry-After: 1` still sees us slow down; jitter is added on top but never pushes
-        an acceptable wait past max_wait.
+        an acceptable wait past max_wait. A refusal of a request sent (`sent_at`, wall time)
+        before the previous refusal came back was in flight with it, as a burst's are: the same
+        refusal, not a client that kept sending, so the streak does not grow.
         """
         with self._lock:
             state = self._state(label)
-            state.consecutive_429s += 1
+            in_flight = sent_at is not None and sent_at < state.refused_at
+            state.consecutive_429s += 0 if in_flight and state.consecutive_429s else 1
+            state.refused_at = max(state.refused_at, time.time())
             wait = exponential_delay(state.consecutive_429s)
             jitter = self.rng.uniform(0.0, JITTER_FRACTION * max(wait, retry_after or 0.0))
         reason = f"exponential back-off after a {status}"

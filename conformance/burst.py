@@ -20,8 +20,10 @@ left.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -60,6 +62,9 @@ busy; more only add each their own overhead on a machine that is short of CPU, n
 trips. A wave whose round trips alone need more gets them (see `fallback_wave`)."""
 FRESH_WINDOW_TRIES = 3
 """Plans tried in all before a wave goes anyway: the current window, and two fresh ones."""
+MEASURED_WAVE = 200
+"""Fewest answers of a wave whose pace tells what this machine can send: in a smaller one,
+opening the connections weighs more than sending."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,28 @@ async def _send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[
     return received
 
 
+def rate_of(seen: list[Snapshot]) -> float | None:
+    """Requests a second a wave reached, from its first request sent to its last answer; None
+    for a wave too small to tell."""
+    if len(seen) < MEASURED_WAVE:
+        return None
+    span = max(s.received for s in seen) - min(s.exchange.started_at for s in seen)
+    return len(seen) / span if span > 0 else None
+
+
+def window_length(history: list[Snapshot], clock: ServerClock) -> float:
+    """The window as the run's Resets show it: the most time any response had left before its
+    Reset, at most a minute; a minute where no Reset within one can be read (absent, or the
+    day's). A window's first request sees nearly all of it, fixed or sliding (later ones of a
+    sliding log see only what is left of its oldest entry's), and every run starts with one."""
+    spans = [
+        s.reset - clock.handled_from(s)
+        for s in history
+        if s.reset is not None and 0 < s.reset - clock.handled_from(s) <= LONGEST_WAIT
+    ]
+    return min(60.0, max(spans)) if spans else 60.0
+
+
 @dataclass
 class Burst:
     """What spending a key's quota showed: the key's responses, in the order they were sent."""
@@ -144,6 +171,8 @@ class Burst:
     beyond_evidence: str = ""  # what showed it beyond
     waves: list[Wave] = field(default_factory=list)
     refusals: int = 0  # waves that ended in a refusal
+    rates: list[float] = field(default_factory=list)  # requests a second each timed wave reached
+    out_of_reach: str = ""  # why this machine cannot land the quota in one window, with figures
 
     @property
     def requests(self) -> int:
@@ -168,8 +197,15 @@ class Spender:
     per_minute: int | None
     announce: Announce = lambda message: None
 
+    @functools.cached_property
+    def window(self) -> float:
+        """The window's length, from the responses of the run before the burst."""
+        seen = [snapshot(e) for e in self.client.exchanges]
+        return window_length(seen, self.clock())
+
     def spend(self, probe: Snapshot) -> Burst:
         burst = Burst([probe])
+        self.window  # noqa: B018 - read before the burst's own responses add to the run
         figure = self.per_minute or probe.limit or 60
         ceiling = SPENDING_CEILING * figure + 4
         while burst.requests < ceiling:
@@ -178,9 +214,27 @@ class Spender:
             elif (wave := self.next_wave(burst, figure, ceiling)) is not None:
                 burst.waves.append(wave)
                 self.send(burst, wave)
-            if self.judge(burst, figure) or self.decided(burst):
+            if self.judge(burst, figure) or self.decided(burst) or self.beyond_reach(burst, figure):
                 break
         return burst
+
+    def beyond_reach(self, burst: Burst, figure: int) -> bool:
+        """True when this machine cannot land the quota and one more inside one window: the
+        fastest wave, sent as fast as it could go, is slower than that needs. Nothing more is
+        spent then; whether the limit holds stays open, with the figures (never a guess)."""
+        if burst.refused is not None or not burst.rates:
+            return False
+        window = self.window
+        needed = (figure + 1) / window
+        reached = max(burst.rates)
+        if reached >= needed:
+            return False
+        burst.out_of_reach = (
+            f"{figure + 1:,} requests inside one window of {window:.0f} s need "
+            f"{needed:,.0f} requests a second; this machine reached {reached:,.0f} at most "
+            f"(over {len(burst.rates)} wave{'s' if len(burst.rates) > 1 else ''})"
+        )
+        return True
 
     def decided(self, burst: Burst) -> bool:
         """A refusal tells whether the limit held, unless it came in its window's last second:
@@ -193,8 +247,14 @@ class Spender:
         return settled_in_its_window(burst.history, self.clock(), refused)
 
     def start_again(self, burst: Burst) -> None:
-        """Wait out the refusal (the client holds the key until its Retry-After), then probe."""
+        """Wait a whole window without the key's requests, then probe: a sliding window whose
+        oldest entry is about to leave refuses every wave in its last second (its Reset is the
+        oldest entry's), and only an emptied one answers a wave with a 429 that can be judged.
+        The client holds the key until its Retry-After meanwhile, as ever."""
         self.announce(f"{self.label} key: its 429 came in its window's last second; once more")
+        quiet = time.time() - burst.history[-1].received
+        reason = "a whole window without its requests (a sliding window forgets them one by one)"
+        self.client.wait(self.label, self.window + SETTLE_MARGIN - quiet, reason)
         fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
         burst.add([snapshot(fresh)])
 
@@ -247,7 +307,14 @@ class Spender:
             f"{self.label} key: {wave.requests} requests on {wave.connections} "
             f"connection{'s' if wave.connections > 1 else ''} to spend its quota"
         )
-        burst.add([snapshot(e) for e in send_wave(self.client, self.label, wave)])
+        seen = [snapshot(e) for e in send_wave(self.client, self.label, wave)]
+        burst.add(seen)
+        rate = rate_of(seen)
+        if rate is not None:
+            burst.rates.append(rate)
+            self.announce(
+                f"{self.label} key: {len(seen):,} answered, {rate:,.0f} requests a second"
+            )
 
     def judge(self, burst: Burst, figure: int) -> bool:
         """True when a window served beyond its quota (the fault is evident: stop)."""

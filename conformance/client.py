@@ -483,7 +483,7 @@ class ConformanceClient:
         date = exchange.header("Date")
         delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
         if exchange.status in REFUSALS:
-            self._pacer.on_429(label, delay, exchange.status)
+            self._pacer.on_429(label, delay, exchange.status, exchange.started_at)
             return
         if delay:  # RFC 9110 10.2.3: a Retry-After on any status says how long to stay away
             self._pacer.block(label, delay, f"the Retry-After of its {exchange.status}")

@@ -220,3 +220,33 @@ def test_three_short_minutes_of_quota_in_seconds_are_no_excess_where_headers_sho
     burst = Burst(history)
     assert spender.judge(burst, 60) is False
     assert burst.beyond is None
+
+
+def history_of_one_window(requests: int, window: float) -> list:
+    start = time.time()
+    reset = math.ceil(start + window)
+    return [served(reset, 59 - i % 60, start + i * 0.001) for i in range(requests)]
+
+
+def test_a_quota_this_machine_cannot_land_in_one_window_is_out_of_reach_with_the_figures():
+    spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
+    burst = Burst(history_of_one_window(300, window=60))
+    burst.rates = [640.0, 812.5]
+    assert spender.beyond_reach(burst, 60_000) is True
+    assert "60,001 requests inside one window of 60 s need 1,000 requests a second" in (
+        burst.out_of_reach
+    )
+    assert "reached 812 at most (over 2 waves)" in burst.out_of_reach
+
+
+def test_a_quota_within_reach_or_a_refusal_keeps_the_burst_going():
+    spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
+    burst = Burst(history_of_one_window(300, window=60))
+    burst.rates = [1_200.0]
+    assert spender.beyond_reach(burst, 60_000) is False  # 1,000 a second are needed
+    burst.rates = []
+    assert spender.beyond_reach(burst, 60_000) is False  # nothing timed yet
+    burst.rates = [10.0]
+    burst.refused = burst.history[-1]
+    assert spender.beyond_reach(burst, 60_000) is False  # a refusal tells more than a rate
+    assert burst.out_of_reach == ""

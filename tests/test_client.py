@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformance.backoff import exponential_delay, reset_wait, retry_after_seconds
+from conformance.backoff import Pacer, exponential_delay, reset_wait, retry_after_seconds
 from conformance.client import (
     BudgetExhausted,
     ConformanceClient,
@@ -380,6 +380,19 @@ def test_a_success_ends_the_429_streak():
     floors = [1, 2, 0, 1]
     for gap, floor in zip(server.gaps(), floors, strict=True):
         assert floor <= gap <= max(floor * 1.1, 0.001)
+
+
+def test_refusals_of_requests_in_flight_with_a_refused_one_do_not_grow_the_back_off():
+    # A burst's wave: thirty requests sent at once, all refused. They were sent before the
+    # first refusal came back, so the client did not keep sending after it: one refusal's wait.
+    import time
+
+    pacer = Pacer(FakeClock(), random.Random(1), max_wait=600)
+    sent = time.time()
+    waits = [pacer.on_429("spare", None, sent_at=sent) for _ in range(30)]
+    assert all(1.0 <= wait <= 1.1 for wait in waits), waits
+    # A request sent after those refusals came back, refused again: the streak grows.
+    assert 2.0 <= pacer.on_429("spare", None, sent_at=time.time() + 0.001) <= 2.2
 
 
 def test_a_larger_exponential_floor_wins_over_a_short_retry_after():
