@@ -73,9 +73,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "remaining-zero",
-        "asked to repeat twice; every answer says X-RateLimit-Remaining: 0, Reset 2 s on",
+        "asked to repeat twice; every answer says X-RateLimit-Remaining: 0, Reset 2 to 3 s on",
         repeat=2,
-        script=Script(spend_window=True, wait=2),
+        # Not 1 to 2 s on: on a loaded machine a client that ignores Remaining (ky) was once
+        # slow enough in sending its second request to land after the Reset, and pass.
+        script=Script(spend_window=True, wait=3),
     ),
     Scenario(
         "endless-429",
