@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance import baseline, compare, spec
+from conformance import baseline, checks, compare, spec
 from conformance.reports import badge, har, package
 from conformance.verdict import CONFORMANT, EXIT_STATUS, NO_VERDICT, Verdict
 
@@ -95,12 +95,21 @@ def this_run(run: Run, verdict: Verdict) -> dict:
 
 def write_evidence(run: Run, verdict: Verdict) -> None:
     settings = run.settings
-    har.write(settings.report_dir / "exchanges.har", run.client.exchanges)
+    run.har_note = har.write(settings.report_dir / "exchanges.har", run.client.exchanges, cited())
     badge.write(settings.report_dir / "badge.svg", spec.spec_version(), verdict.verdict)
     if settings.write_expected_failures is not None:
         baseline.write(
             settings.write_expected_failures, verdict, settings.base_url, settings.run_id
         )
+
+
+def cited() -> set[int]:
+    """Exchanges a rule judged: every one a test's own check named, and every failure's."""
+    return {
+        r.exchange.id
+        for r in checks.ledger().results
+        if r.exchange is not None and (not r.observed or not r.passed)
+    }
 
 
 def write_package(run: Run, conclusion: Conclusion) -> None:

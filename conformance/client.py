@@ -327,7 +327,7 @@ class ConformanceClient:
     ) -> Exchange:
         """A burst's response: recorded, learnt from and checked like any other (no pacing:
         a burst judges its own). `times` is when it was sent (epoch) and how long it took."""
-        exchange = self._recorder.record(label, sent, status, headers, text, *times)
+        exchange = self._recorder.record(label, sent, status, headers, text, *times, burst=True)
         return self._observe(label, exchange, False)
 
     def unreachable(self, url: str, reason: str) -> TargetUnreachable:

@@ -393,6 +393,8 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key})"
     )
     terminalreporter.write_line(f"connection: {connection.describe(run.connection_fields())}")
+    if run.har_note:
+        terminalreporter.write_line(f"exchanges.har: {run.har_note}")
     for line in certification.console_lines(conclusion):
         terminalreporter.write_line(line)
     terminalreporter.write_line(f"statement: {run.settings.report_dir / 'conformance.json'}")

@@ -39,6 +39,7 @@ class Run:
     no_verdict_reason: str | None = None
     progress: Progress = field(default_factory=lambda: Progress(None))
     proxy: str | None = None  # the proxy every request went through, as the environment named it
+    har_note: str = ""  # what exchanges.har lists of a big burst only in part
     _names: int = 0
 
     def connection_fields(self) -> dict:

@@ -63,7 +63,8 @@ def outcome_of(
     reason = None
     if outcome == "not-tested":
         reason = requirement.not_testable or untested_reason
-    return RequirementOutcome(requirement, outcome, len(results), failures, tests, reason)
+    checked = sum(result.times for result in results)
+    return RequirementOutcome(requirement, outcome, checked, failures, tests, reason)
 
 
 def decide(

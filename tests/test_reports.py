@@ -50,6 +50,7 @@ class FakeRun:
     created_categories: list[dict] = field(default_factory=list)
     started_at: float = STARTED
     proxy: str | None = None
+    har_note: str = ""
 
     def connection_fields(self) -> dict:
         return connection.statement_fields(False, self.settings.tls, self.proxy, None)

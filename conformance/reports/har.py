@@ -1,12 +1,19 @@
 """`exchanges.har`: every request and response of a run as an HTTP Archive (HAR 1.2), the form a
 browser's network panel opens. Built from the client's recorded exchanges, which are already
-redacted (`Authorization: Bearer ***`, keys replaced wherever they appeared)."""
+redacted (`Authorization: Bearer ***`, keys replaced wherever they appeared).
+
+A burst of more than BURST_LISTED_IN_FULL alike responses (a big plan's quota spent) is listed
+where it matters: its first and last responses, every one not served, every one a check cited;
+the others are counted in the log's comment, by status, rather than listed (60,000 entries made
+a HAR of 61 MB). The file is written entry by entry, never held whole in memory.
+"""
 
 from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Collection, Iterable
 from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -93,21 +100,84 @@ def entry(exchange: Exchange) -> dict:
     }
 
 
-def archive(exchanges: Iterable[Exchange]) -> dict:
+BURST_LISTED_IN_FULL = 1_000
+"""A burst of up to this many responses is listed whole; a longer one in part."""
+
+
+def archive(exchanges: Iterable[Exchange], cited: Collection[int] = ()) -> dict:
     """The HAR document; entries in the order they were sent (a burst may record them out of
-    order)."""
-    ordered = sorted(exchanges, key=lambda e: (e.started_at, e.id))
-    return {
-        "log": {
-            "version": "1.2",
-            "creator": {"name": "petstore-conformance", "version": __version__},
-            "entries": [entry(exchange) for exchange in ordered],
-        }
+    order). `cited`: ids of exchanges a check cited, always listed."""
+    listed, comment = selected(exchanges, cited)
+    return {"log": {**log_head(comment), "entries": [entry(exchange) for exchange in listed]}}
+
+
+def log_head(comment: str) -> dict:
+    head: dict = {
+        "version": "1.2",
+        "creator": {"name": "petstore-conformance", "version": __version__},
     }
+    if comment:
+        head["comment"] = comment
+    return head
 
 
-def write(path: Path, exchanges: Iterable[Exchange]) -> None:
+def selected(exchanges: Iterable[Exchange], cited: Collection[int]) -> tuple[list[Exchange], str]:
+    """The exchanges listed, in the order sent, and what the log's comment says of the rest."""
+    ordered = sorted(exchanges, key=lambda e: (e.started_at, e.id))
+    listed: list[Exchange] = []
+    notes: list[str] = []
+    for group in bursts_and_the_rest(ordered):
+        if len(group) <= BURST_LISTED_IN_FULL or not group[0].burst:
+            listed += group
+            continue
+        kept = [
+            e
+            for n, e in enumerate(group)
+            if n in (0, len(group) - 1) or not 200 <= e.status < 300 or e.id in cited
+        ]
+        listed += kept
+        notes.append(burst_note(group, kept))
+    if not notes:
+        return listed, ""
+    return listed, (
+        "Bursts listed in part (their first and last responses, every one not served, every "
+        "one a check cited): " + "; ".join(notes)
+    )
+
+
+def bursts_and_the_rest(ordered: list[Exchange]) -> Iterable[list[Exchange]]:
+    """Runs of burst exchanges with nothing else sent between them, and runs of the rest."""
+    group: list[Exchange] = []
+    for exchange in ordered:
+        if group and group[-1].burst != exchange.burst:
+            yield group
+            group = []
+        group.append(exchange)
+    if group:
+        yield group
+
+
+def burst_note(group: list[Exchange], kept: list[Exchange]) -> str:
+    kept_ids = {e.id for e in kept}
+    left_out = Counter(e.status for e in group if e.id not in kept_ids)
+    statuses = ", ".join(f"{count:,} x {status}" for status, count in sorted(left_out.items()))
+    span = group[-1].started_at + group[-1].elapsed - group[0].started_at
+    return (
+        f"a burst of {len(group):,} responses on key {group[0].key_label} over {span:.1f} s "
+        f"from {started(group[0])}: {len(kept):,} listed, {sum(left_out.values()):,} not "
+        f"listed ({statuses})"
+    )
+
+
+def write(path: Path, exchanges: Iterable[Exchange], cited: Collection[int] = ()) -> str:
+    """Write the HAR entry by entry; returns the log's comment (empty when all is listed)."""
+    listed, comment = selected(exchanges, cited)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
-        json.dump(archive(exchanges), out, ensure_ascii=False, separators=(",", ":"))
-        out.write("\n")
+        head = json.dumps(log_head(comment), ensure_ascii=False, separators=(",", ":"))
+        out.write('{"log":' + head[:-1] + ',"entries":[')
+        for n, exchange in enumerate(listed):
+            out.write("," if n else "")
+            out.write(json.dumps(entry(exchange), ensure_ascii=False, separators=(",", ":")))
+        out.write("]}}\n")
+    return comment

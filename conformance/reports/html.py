@@ -237,7 +237,8 @@ def summary_html(run: Run, verdict: Verdict, conclusion: Conclusion | None = Non
         f"{certification_html.comparison_section(conclusion)}"
         f"<h2>Requirements ({tally})</h2>{filters(verdict)}{matrix_table(verdict, conclusion)}"
         f"<h2>Rate limits over the run</h2>{timeline.timeline_html(run.client.exchanges)}"
-        f"<h2>Categories created</h2>{created_list(run)}"
+        + (f"<p>exchanges.har: {escape(run.har_note)}</p>" if run.har_note else "")
+        + f"<h2>Categories created</h2>{created_list(run)}"
         "<h2>Tests, with the evidence of each failure</h2></div>"
     )
 
