@@ -3,8 +3,8 @@ and one more inside one window, judges the reference conformant, and a double th
 enforces, or that serves one request too many, not conformant on LIM-429-WHEN-EXCEEDED; its
 memory stays under 300 MB. Wall time and peak memory are printed (`-s`), not asserted.
 
-The reference's run needs a core of its own (`solo`). The two faults take two more minutes of
-the same kind, so they are marked `big` and run with `tox -e big`, not in the test run."""
+Each run needs a core of its own for two minutes, and the test run is near its 25 minutes: they
+are marked `big` and run with `tox -e big` (one at a time), not in the test run."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def specs(keys: tuple[str, str]) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.solo
+@pytest.mark.big
 def test_the_reference_at_60000_a_minute_is_conformant(tmp_path: Path) -> None:
     keys = new_keys()
     reference = start_reference(reference_args(specs(keys), minute_seconds=60))

@@ -158,9 +158,9 @@ def node_clients() -> Path:
 
 
 # The clients are judged on their waits, measured as the server saw them: beside seven busy
-# workers on two cores, a wait stretched by load moved verdicts (ky, p-retry in CI). They run
-# after the parallel tests, four at a time and beside nothing else: they mostly sleep.
-@pytest.mark.zoo
+# workers on two cores, a wait stretched by load moved verdicts (ky, p-retry in CI). They run with
+# the solo tests, after the parallel ones.
+@pytest.mark.solo
 @pytest.mark.parametrize(
     "client",
     [pytest.param(c, id=c.name, marks=[pytest.mark.node] if c.node else []) for c in ZOO],

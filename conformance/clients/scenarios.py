@@ -73,11 +73,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "remaining-zero",
-        "asked to repeat twice; every answer says X-RateLimit-Remaining: 0, Reset 2 to 3 s on",
+        "asked to repeat twice; every answer says X-RateLimit-Remaining: 0, Reset 2 s on",
         repeat=2,
-        # Not 1 to 2 s on: on a loaded machine a client that ignores Remaining (ky) was once
-        # slow enough in sending its second request to land after the Reset, and pass.
-        script=Script(spend_window=True, wait=3),
+        script=Script(spend_window=True, wait=2),
     ),
     Scenario(
         "endless-429",
