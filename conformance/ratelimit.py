@@ -310,12 +310,19 @@ def refused_within_quota(
 ) -> Snapshot | None:
     """A settled 429 in a window of the per-minute limit where no served response showed
     Remaining 0: the request was refused while quota was left. (When the headers report the
-    daily limit, a 429 from the per-minute limit is legitimate whatever Remaining says.)"""
+    daily limit, a 429 from the per-minute limit is legitimate whatever Remaining says.)
+
+    A window of refusals alone, each saying Remaining 0, is a block, not a refusal within
+    quota: a server may refuse past the window whose quota was spent (a penalty, its Reset
+    moved on to the block's end), and no request of that window was ever served to count."""
     for window in windows(history, clock):
         if window.limit != per_minute:
             continue
         refused = [s for s in window.members if s.status == 429 and window.settled(s)]
-        if refused and not any(s.served and s.remaining == 0 for s in window.members):
+        served = [s for s in window.members if s.served]
+        if not served:
+            refused = [s for s in refused if s.remaining]
+        if refused and not any(s.remaining == 0 for s in served):
             return min(refused, key=lambda s: s.received)
     return None
 

@@ -254,6 +254,16 @@ def test_a_429_after_the_quota_was_spent_is_honest_in_any_order():
     assert refused_within_quota(history, PER_MINUTE, SAME) is None
 
 
+def test_a_block_past_the_spent_window_is_not_a_refusal_within_quota():
+    # The quota spent, then a 429 whose Reset names the end of a block 3 s on: a window of
+    # its own, of refusals that say Remaining 0 (seen in CI, retry-after-too-short's double).
+    history = falling(3, 4) + [snap(0, status=429, reset=RESET + 3, at=NOW + 0.05)]
+    assert len(windows(history, SAME)) == 2
+    assert refused_within_quota(history, PER_MINUTE, SAME) is None
+    early = [snap(5, status=429, reset=RESET + 3, at=NOW + 0.05)]
+    assert refused_within_quota(falling(3, 4) + early, PER_MINUTE, SAME) is early[0]
+
+
 def test_a_429_under_daily_headers_is_not_judged_against_remaining():
     history = falling(900, 3, limit=PER_DAY) + [snap(897, status=429, limit=PER_DAY)]
     assert refused_within_quota(history, PER_MINUTE, SAME) is None
