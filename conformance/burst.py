@@ -15,6 +15,10 @@ prove nothing); so does a 429, unless it came in its window's last second, where
 window may give requests back unseen and nothing can be told: then, once its Retry-After has
 passed, the next window is spent. Otherwise the next wave spends what the latest window has
 left.
+
+Where one core cannot send a wave in time, several processes send it
+(`conformance.burst_processes`): the plan says how many, from the checker's CPU per request
+measured on the burst's earlier waves, up to the CPUs this process may run on.
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
+import os
+import resource
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conformance.backoff import LONGEST_WAIT
-from conformance.burst_transport import sender
+from conformance.burst_processes import forkable, send_from_processes, shares
+from conformance.burst_transport import BurstRequest, sender
 from conformance.client import ConformanceClient, Exchange
 from conformance.ratelimit import (
     SETTLE_MARGIN,
@@ -44,9 +51,14 @@ from conformance.settings import SPENDING_CEILING
 PATH = "/categories"
 MAX_CONNECTIONS = 64
 """More would not be a client any more but a load test."""
-CPU_PER_REQUEST = 0.001
-"""Seconds of the checker's own work per request of a burst (sending, recording, checking):
-a wave of thousands is bound by it whatever the connections."""
+CPU_PER_REQUEST = 0.0003
+"""Seconds of the checker's own work per request of a burst (sending, recording, checking)
+until a wave has measured it: a wave of thousands is bound by it whatever the connections.
+`tox -e bench` measured 0.06 to 0.09 ms on an idle 2-core machine; this leaves room for a busy
+one."""
+BUSY = 0.8
+"""Share of its time a sending process spent on the CPU above which the checker, not the
+target, set the wave's pace: only then would more processes send faster."""
 LANDING_SHARE = 0.5
 """A wave is sized to land within half the time its window has left: room for a busy machine."""
 WINDOWS_OF_SLACK = 2
@@ -70,36 +82,63 @@ opening the connections weighs more than sending."""
 @dataclass(frozen=True)
 class Wave:
     requests: int
-    connections: int
+    connections: int  # in all, dealt out among the processes
+    processes: int = 1
 
 
-def plan_wave(requests: int, round_trip: float, seconds_left: float) -> Wave | None:
-    """Connections enough for `requests` to land within `LANDING_SHARE` of `seconds_left`;
-    None when even MAX_CONNECTIONS cannot (the caller waits for a fresh window).
+@dataclass(frozen=True)
+class Processes:
+    """How many processes a wave may be sent from, and the CPU each request costs them."""
+
+    fewest: int = 1
+    most: int = 1
+    per_request: float = CPU_PER_REQUEST
+
+
+def plan_wave(
+    requests: int, round_trip: float, seconds_left: float, processes: Processes = Processes()
+) -> Wave | None:
+    """Connections, and processes where one cannot send it in time, enough for `requests` to
+    land within `LANDING_SHARE` of `seconds_left`; None when even MAX_CONNECTIONS from the
+    most processes cannot (the caller waits for a fresh window).
 
     A connection opens in one round trip, then sends one request per round trip (the last
-    round may be short of requests: one more round trip); on top, the checker spends
-    CPU_PER_REQUEST on each, one after the other."""
+    round may be short of requests: one more round trip); on top, each process spends
+    `per_request` of CPU on each of its requests, one after the other."""
     landing = (seconds_left - SETTLE_MARGIN) * LANDING_SHARE
-    usable = landing - 2 * round_trip - requests * CPU_PER_REQUEST
-    if requests <= 0 or usable <= 0:
+    if requests <= 0:
         return None
-    connections = max(1, math.ceil(requests * round_trip / usable))
-    if connections > MAX_CONNECTIONS:
-        return None
-    return Wave(requests, min(connections, requests))
+    for count in range(processes.fewest, processes.most + 1):
+        usable = landing - 2 * round_trip - requests * processes.per_request / count
+        if usable <= 0:
+            continue
+        connections = max(count, math.ceil(requests * round_trip / usable))
+        if connections <= MAX_CONNECTIONS:
+            return Wave(requests, min(connections, requests), count)
+    return None
 
 
-def fallback_wave(requests: int, round_trip: float, seconds_left: float) -> Wave:
+def fallback_wave(
+    requests: int, round_trip: float, seconds_left: float, processes: Processes = Processes()
+) -> Wave:
     """The wave that goes when none could be planned (a busy machine, a slow network): the
     connections its round trips need to land within the window, leaving out the checker's own
-    work and the margins, between FALLBACK_CONNECTIONS and MAX_CONNECTIONS. A plan fails on a
-    busy machine because round trips measured there are long; eight connections 100 ms away
-    could not land 10,001 requests in any minute."""
+    work and the margins, between FALLBACK_CONNECTIONS and MAX_CONNECTIONS, and the processes
+    its CPU needs, up to the most. A plan fails on a busy machine because round trips measured
+    there are long; eight connections 100 ms away could not land 10,001 requests in any minute."""
     usable = max(seconds_left - SETTLE_MARGIN, 1.0)
     needed = math.ceil(requests * round_trip / usable)
-    connections = min(MAX_CONNECTIONS, max(FALLBACK_CONNECTIONS, needed))
-    return Wave(requests, min(connections, requests))
+    cpu = math.ceil(requests * processes.per_request / (usable * LANDING_SHARE))
+    count = min(processes.most, max(processes.fewest, cpu))
+    connections = min(MAX_CONNECTIONS, max(FALLBACK_CONNECTIONS, needed, count))
+    return Wave(requests, min(connections, requests), count)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (a container's or a CI runner's share, not the host's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def round_trip(exchanges: list[Exchange], label: str) -> float:
@@ -110,8 +149,15 @@ def round_trip(exchanges: list[Exchange], label: str) -> float:
 
 
 def send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[Exchange]:
-    """Send up to `wave.requests` GETs on `label` over `wave.connections` connections; stop
-    starting new ones at the first response that is not served."""
+    """Send up to `wave.requests` GETs on `label` over `wave.connections` connections, from
+    `wave.processes` processes; stop starting new ones at the first response that is not
+    served. One process sends where the burst's own transport does not go (through a proxy,
+    in tests) or where the budget cannot cover the wave and a resend per connection."""
+    if wave.processes > 1 and (request := client.burst_request(PATH, label)) is not None:
+        dealt = shares(wave.requests, wave.connections, wave.processes)
+        sent = send_from_processes(client, request[0], BurstRequest(request[1]), dealt)
+        if sent is not None:
+            return sent
     return asyncio.run(_send_wave(client, label, wave))
 
 
@@ -139,13 +185,34 @@ async def _send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[
     return received
 
 
-def rate_of(seen: list[Snapshot]) -> float | None:
-    """Requests a second a wave reached, from its first request sent to its last answer; None
-    for a wave too small to tell."""
+@dataclass(frozen=True)
+class Rate:
+    """What a wave reached: requests a second, from how many processes, and the CPU its
+    senders spent on each request."""
+
+    per_second: float
+    processes: int
+    cpu_per_request: float
+
+    @property
+    def checker_bound(self) -> bool:
+        """The senders were on the CPU nearly all the time: they, not the target, set the pace."""
+        return self.cpu_per_request * self.per_second >= BUSY * self.processes
+
+
+def rate_of(seen: list[Snapshot], processes: int, cpu: float) -> Rate | None:
+    """The rate a wave reached, from its first request sent to its last answer, with `cpu`
+    seconds of its senders; None for a wave too small to tell."""
     if len(seen) < MEASURED_WAVE:
         return None
     span = max(s.received for s in seen) - min(s.exchange.started_at for s in seen)
-    return len(seen) / span if span > 0 else None
+    return Rate(len(seen) / span, processes, cpu / len(seen)) if span > 0 else None
+
+
+def senders_cpu() -> tuple[float, float]:
+    """CPU seconds of this process and of its ended children, to tell a wave's senders' CPU."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time(), children.ru_utime + children.ru_stime
 
 
 def window_length(history: list[Snapshot], clock: ServerClock) -> float:
@@ -171,7 +238,7 @@ class Burst:
     beyond_evidence: str = ""  # what showed it beyond
     waves: list[Wave] = field(default_factory=list)
     refusals: int = 0  # waves that ended in a refusal
-    rates: list[float] = field(default_factory=list)  # requests a second each timed wave reached
+    rates: list[Rate] = field(default_factory=list)  # what each timed wave reached
     out_of_reach: str = ""  # why this machine cannot land the quota in one window, with figures
 
     @property
@@ -220,21 +287,55 @@ class Spender:
 
     def beyond_reach(self, burst: Burst, figure: int) -> bool:
         """True when this machine cannot land the quota and one more inside one window: the
-        fastest wave, sent as fast as it could go, is slower than that needs. Nothing more is
-        spent then; whether the limit holds stays open, with the figures (never a guess)."""
-        if burst.refused is not None or not burst.rates:
+        fastest wave, sent as fast as it could go, is slower than that needs, and more
+        processes would not send faster (the senders were not what held it back, or there
+        were as many as this process may run on). Nothing more is spent then; whether the
+        limit holds stays open, with the figures (never a guess)."""
+        if burst.refused is not None or not burst.rates or not self.too_slow(burst, figure):
             return False
-        window = self.window
-        needed = (figure + 1) / window
-        reached = max(burst.rates)
-        if reached >= needed:
-            return False
+        if self.more_processes(burst, figure):
+            return False  # the next wave's plan, from its CPU per request, sends from more
+        fastest = max(burst.rates, key=lambda rate: rate.per_second)
+        processes = f" from {fastest.processes} processes" if fastest.processes > 1 else ""
+        waves = f"{len(burst.rates)} wave{'s' if len(burst.rates) > 1 else ''}"
         burst.out_of_reach = (
-            f"{figure + 1:,} requests inside one window of {window:.0f} s need "
-            f"{needed:,.0f} requests a second; this machine reached {reached:,.0f} at most "
-            f"(over {len(burst.rates)} wave{'s' if len(burst.rates) > 1 else ''})"
+            f"{figure + 1:,} requests inside one window of {self.window:.0f} s need "
+            f"{self.needed(figure):,.0f} requests a second; this machine reached "
+            f"{fastest.per_second:,.0f} at most{processes} (over {waves})"
         )
         return True
+
+    def needed(self, figure: int) -> float:
+        """Requests a second that land the quota and one more inside one window."""
+        return (figure + 1) / self.window
+
+    def too_slow(self, burst: Burst, figure: int) -> bool:
+        return max(rate.per_second for rate in burst.rates) < self.needed(figure)
+
+    def more_processes(self, burst: Burst, figure: int) -> bool:
+        """True when the waves are too slow, the latest's senders held it back, and this
+        process may run on more CPUs than it was sent from."""
+        if not burst.rates or not self.too_slow(burst, figure):
+            return False
+        latest = burst.rates[-1]
+        return latest.checker_bound and latest.processes < self.cpus
+
+    @functools.cached_property
+    def cpus(self) -> int:
+        """The most processes a wave may go from: one where the burst's own transport does
+        not go (through a proxy, in tests) or no process can be forked."""
+        if self.client.burst_request(PATH, self.label) is None or not forkable():
+            return 1
+        return usable_cpus()
+
+    def processes(self, burst: Burst, figure: int) -> Processes:
+        """What the next wave may be sent from: from the latest timed wave's CPU per request
+        on; from more processes than it where its senders were too slow."""
+        if not burst.rates:
+            return Processes(1, self.cpus)
+        latest = burst.rates[-1]
+        fewest = latest.processes + 1 if self.more_processes(burst, figure) else 1
+        return Processes(fewest, self.cpus, latest.cpu_per_request)
 
     def decided(self, burst: Burst) -> bool:
         """A refusal tells whether the limit held, unless it came in its window's last second:
@@ -272,7 +373,8 @@ class Spender:
             wanted = min(self.wave_size(latest, figure), ceiling - burst.requests)
             left = self.seconds_left(latest)
             trip = round_trip(self.client.exchanges, self.label)
-            wave = plan_wave(wanted, trip, left)
+            processes = self.processes(burst, figure)
+            wave = plan_wave(wanted, trip, left, processes)
             # Before the first wave, and after a 429 in a window's last second (its back-off may
             # have ended late in the next window): a wave sent late would land late again.
             first_or_again = not burst.waves or burst.refusals > 0
@@ -285,7 +387,7 @@ class Spender:
             burst.add([snapshot(fresh)])
             if burst.refused is not None:
                 return None
-        return wave or fallback_wave(wanted, trip, left)
+        return wave or fallback_wave(wanted, trip, left, processes)
 
     def wave_size(self, latest: Snapshot, figure: int) -> int:
         if latest.limit == figure and latest.remaining is not None:
@@ -303,17 +405,25 @@ class Spender:
         return max(0.0, left)
 
     def send(self, burst: Burst, wave: Wave) -> None:
+        processes = f" from {wave.processes} processes" if wave.processes > 1 else ""
         self.announce(
-            f"{self.label} key: {wave.requests} requests on {wave.connections} "
-            f"connection{'s' if wave.connections > 1 else ''} to spend its quota"
+            f"{self.label} key: {wave.requests:,} requests on {wave.connections} "
+            f"connection{'s' if wave.connections > 1 else ''}{processes} to spend its quota"
         )
-        seen = [snapshot(e) for e in send_wave(self.client, self.label, wave)]
+        own, children = senders_cpu()
+        sent = send_wave(self.client, self.label, wave)
+        own_after, children_after = senders_cpu()
+        # From other processes, theirs is the senders' CPU; this one's then went on recording.
+        forked = children_after - children
+        cpu = forked if wave.processes > 1 and forked > 0 else own_after - own
+        seen = [snapshot(e) for e in sent]
         burst.add(seen)
-        rate = rate_of(seen)
+        rate = rate_of(seen, wave.processes if forked > 0 else 1, cpu)
         if rate is not None:
             burst.rates.append(rate)
             self.announce(
-                f"{self.label} key: {len(seen):,} answered, {rate:,.0f} requests a second"
+                f"{self.label} key: {len(seen):,} answered, {rate.per_second:,.0f} requests a "
+                f"second ({rate.cpu_per_request * 1e3:.2f} ms of the checker's CPU each)"
             )
 
     def judge(self, burst: Burst, figure: int) -> bool:

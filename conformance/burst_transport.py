@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -56,37 +58,61 @@ async def sender(client: ConformanceClient, path: str, key: str) -> AsyncIterato
         connection.close()
 
 
-class BurstConnection:
-    """One keep-alive connection sending the same request, one at a time; opened on first use
-    and again whenever the server closes it."""
+class SendFailed(Exception):
+    """No response to a request: why, in one line."""
 
-    def __init__(self, client: ConformanceClient, label: str, sent: Sent):
-        self._client = client
-        self._label = label
-        self._sent = sent
+
+Answer = tuple[int, list[tuple[str, str]], bytes, float, float]
+"""A response as a burst needs it: status, headers, body (up to what an exchange records), when
+its request was sent (epoch seconds) and how long it took. A plain tuple: a wave sent from other
+processes (`conformance.burst_processes`) brings its answers back pickled."""
+
+
+class BurstRequest:
+    """The bytes of the GET a burst repeats (the key expanded: never recorded as such), and
+    that request as recorded (the key redacted later, by the client's recorder)."""
+
+    def __init__(self, sent: Sent):
         url = httpx.URL(sent.url)
-        self._url = url
-        self._https = url.scheme == "https"
-        self._port = url.port or (443 if self._https else 80)
+        self.url = url
         headers = [("Host", url.netloc.decode("ascii")), *sent.headers, ("Accept", "*/*")]
-        self._recorded = Sent(sent.method, sent.url, headers, b"")
+        self.recorded = Sent(sent.method, sent.url, headers, b"")
         lines = [f"{sent.method} {url.raw_path.decode('ascii')} HTTP/1.1"]
         lines += [f"{name}: {value}" for name, value in headers]
-        self._request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        self.data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+class Connection:
+    """One keep-alive connection sending the same request, one at a time; opened on first use
+    and again whenever the server closes it. `count` is called before each attempt goes."""
+
+    def __init__(
+        self,
+        request: BurstRequest,
+        ssl_context: ssl.SSLContext,
+        timeout: float,
+        count: Callable[[], None],
+    ):
+        self._request = request
+        self._https = request.url.scheme == "https"
+        self._port = request.url.port or (443 if self._https else 80)
+        self._ssl_context = ssl_context
+        self._timeout = timeout
+        self._count = count
         self._reader: ResponseReader | None = None
 
-    async def send(self) -> Exchange:
+    async def send(self) -> Answer:
         """The request once (twice where a kept-alive connection closed as it went out, with
         no response: an idempotent request is resent once on a fresh one, as RFC 9110
-        section 9.2.2 allows, and counted again)."""
+        section 9.2.2 allows, and counted again). SendFailed where no response came."""
         for attempt in (1, 2):
-            self._client.count_request(self._label)
+            self._count()
             reused = self._reader is not None
             started_at, started = time.time(), time.perf_counter()
             try:
-                async with asyncio.timeout(self._client.timeout):
+                async with asyncio.timeout(self._timeout):
                     reader = self._reader or await self._open()
-                    status, headers, body = await reader.exchange(self._request)
+                    status, headers, body = await reader.exchange(self._request.data)
                 break
             except NoResponse:
                 self.close()
@@ -95,24 +121,22 @@ class BurstConnection:
                 reason = "the server closed the connection without a response"
             except TimeoutError:
                 self.close()
-                reason = f"no response within {self._client.timeout:g} s"
+                reason = f"no response within {self._timeout:g} s"
             except Unreadable as error:
                 self.close()
                 reason = f"the response is not valid HTTP/1.1 ({error})"
             except OSError as error:
                 self.close()
                 reason = failure_reason(error)
-            raise self._client.unreachable(self._sent.url, reason) from None
+            raise SendFailed(reason)
         elapsed = time.perf_counter() - started
         if self._reader is not None and not self._reader.keep_alive:
             self.close()  # Connection: close, or HTTP/1.0: the next request needs a new one
-        text = body.decode("utf-8", errors="replace")
-        times = (started_at, elapsed)
-        return self._client.received(self._label, self._recorded, status, headers, text, times)
+        return status, headers, body, started_at, elapsed
 
     async def _open(self) -> ResponseReader:
-        host = self._url.host
-        tls = {"ssl": self._client.ssl_context, "server_hostname": host} if self._https else {}
+        host = self._request.url.host
+        tls = {"ssl": self._ssl_context, "server_hostname": host} if self._https else {}
         loop = asyncio.get_running_loop()
         _, self._reader = await loop.create_connection(ResponseReader, host, self._port, **tls)
         return self._reader
@@ -121,6 +145,36 @@ class BurstConnection:
         if self._reader is not None:
             self._reader.close()
         self._reader = None
+
+
+class BurstConnection:
+    """A `Connection` whose requests are counted against the client's budget and whose
+    responses are recorded, learnt from and checked through the client."""
+
+    def __init__(self, client: ConformanceClient, label: str, sent: Sent):
+        self._client = client
+        self._label = label
+        self._request = BurstRequest(sent)
+        count = functools.partial(client.count_request, label)
+        self._connection = Connection(self._request, client.ssl_context, client.timeout, count)
+
+    async def send(self) -> Exchange:
+        try:
+            answer = await self._connection.send()
+        except SendFailed as failed:
+            raise self._client.unreachable(str(self._request.url), str(failed)) from None
+        return received(self._client, self._label, self._request, answer)
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def received(
+    client: ConformanceClient, label: str, request: BurstRequest, answer: Answer
+) -> Exchange:
+    status, headers, body, started_at, elapsed = answer
+    text = body.decode("utf-8", errors="replace")
+    return client.received(label, request.recorded, status, headers, text, (started_at, elapsed))
 
 
 class ResponseReader(asyncio.Protocol):

@@ -316,6 +316,21 @@ class ConformanceClient:
         """One more request on `label`, inside the budget (BudgetExhausted beyond it)."""
         self._count_against_budget(label)
 
+    def reserve(self, label: str, requests: int) -> bool:
+        """Count `requests` on `label` at once, before they go from other processes; False,
+        counting nothing, where the budget has not that many left."""
+        with self._lock:
+            sent = sum(self._sent_per_label.values())
+            if self.max_requests is not None and sent + requests > self.max_requests:
+                return False
+            self._sent_per_label[label] = self._sent_per_label.get(label, 0) + requests
+            return True
+
+    def give_back(self, label: str, requests: int) -> None:
+        """Uncount what was reserved and not sent."""
+        with self._lock:
+            self._sent_per_label[label] -= requests
+
     def received(
         self,
         label: str,

@@ -16,6 +16,9 @@ nothing (timings depend on the machine, and this one is shared).
 - The burst against `wrk -c32` (Debian's, installed if missing): waves of the burst and runs of
   wrk taking turns against the same reference, each pair's requests per second as a ratio (the
   target is 0.8x), and the checker's CPU per request of the burst.
+- The burst from one process and from as many as the CPUs (`conformance/burst_processes.py`),
+  and wrk, taking turns against nginx answering every request itself (Debian's, as the tests
+  start it): a target one Python sender cannot keep busy, unlike the reference.
 
 The reference's own throughput against a bare Starlette app is `tests/bench_reference.py`.
 """
@@ -39,9 +42,10 @@ from pathlib import Path
 
 import httpx
 
-from conformance.burst import Wave, plan_wave, round_trip, send_wave
+from conformance.burst import Wave, plan_wave, round_trip, send_wave, senders_cpu, usable_cpus
 from conformance.client import ConformanceClient
 from conformance.spec import catalogue
+from tests.nginx import NginxDidNotStart, running_nginx
 from tests.servers import reference_args, start_reference
 from tests.tcp_proxy import TcpProxy
 
@@ -276,15 +280,20 @@ def wrk_rate(wrk: str, url: str, key: str) -> float:
     return float(found.group(1))
 
 
-def burst_wave_rate(base_url: str, key: str, requests: int) -> tuple[float, float]:
-    """Requests per second of one wave of the burst on WRK_CONNECTIONS connections, and the
-    checker's CPU per request (this process's, every thread's)."""
+def burst_wave_rate(
+    base_url: str, key: str, requests: int, processes: int = 1
+) -> tuple[float, float]:
+    """Requests per second of one wave of the burst on WRK_CONNECTIONS connections, from its
+    first request sent to its last answer, and the senders' CPU per request (this process's,
+    every thread's; from several processes, theirs)."""
     with ConformanceClient(base_url, {"main": key}) as client:
         client.get("/categories")
-        cpu, started = time.process_time(), time.perf_counter()
-        sent = send_wave(client, "main", Wave(requests, WRK_CONNECTIONS))
-        wall = time.perf_counter() - started
-        return len(sent) / wall, (time.process_time() - cpu) / len(sent)
+        own, children = senders_cpu()
+        sent = send_wave(client, "main", Wave(requests, WRK_CONNECTIONS, processes))
+        own_after, children_after = senders_cpu()
+    cpu = children_after - children if processes > 1 else own_after - own
+    span = max(e.started_at + e.elapsed for e in sent) - min(e.started_at for e in sent)
+    return len(sent) / span, cpu / len(sent)
 
 
 def print_burst_against_wrk(requests: int, rounds: int) -> list[float]:
@@ -320,6 +329,62 @@ def print_burst_against_wrk(requests: int, rounds: int) -> list[float]:
     return ratios
 
 
+# A target faster than one sending process: nginx answering every request itself, with the
+# headers of a plan too large to refuse anything (no access log: nginx's own cost, not disk's).
+FAST_TARGET = """
+server {{
+    listen 127.0.0.1:{0};
+    access_log off;
+    location / {{
+        default_type application/json;
+        add_header X-RateLimit-Limit 100000000 always;
+        add_header X-RateLimit-Remaining 99999999 always;
+        add_header X-RateLimit-Reset 4102444800 always;
+        return 200 '[]';
+    }}
+}}
+"""
+
+
+def print_burst_from_processes(requests: int, rounds: int) -> None:
+    """The burst from one process and from as many as the CPUs, and wrk, taking turns against
+    nginx (a target one Python sender cannot keep busy), as requests a second."""
+    processes = usable_cpus()
+    wrk = wrk_program()
+    print()
+    if processes < 2:
+        print("one CPU: the burst from several processes is not measured")
+        return
+    try:
+        with (
+            tempfile.TemporaryDirectory() as folder,
+            running_nginx(Path(folder), lambda ports: FAST_TARGET.format(*ports)) as nginx,
+        ):
+            base_url = f"http://127.0.0.1:{nginx.ports[0]}/v1"
+            print(
+                f"the burst ({requests} requests a wave, {WRK_CONNECTIONS} connections) from 1 "
+                f"and from {processes} processes, against nginx answering by itself"
+            )
+            print(
+                f"{'turn':<5} {'1 process':>10} {f'{processes} processes':>12} {'ratio':>6}  "
+                f"{'wrk req/s':>10}  CPU/request (1, {processes})"
+            )
+            ratios = []
+            for turn in range(1, rounds + 1):
+                one, one_cpu = burst_wave_rate(base_url, new_key(), requests)
+                many, many_cpu = burst_wave_rate(base_url, new_key(), requests, processes)
+                other = wrk_rate(wrk, base_url + "/categories", new_key()) if wrk else float("nan")
+                ratios.append(many / one)
+                print(
+                    f"{turn:<5} {one:10.0f} {many:12.0f} {ratios[-1]:5.2f}x  {other:10.0f}  "
+                    f"{one_cpu * 1e3:.3f} ms, {many_cpu * 1e3:.3f} ms"
+                )
+    except NginxDidNotStart as error:
+        print(f"nginx did not start ({error}): the burst from several processes is not measured")
+        return
+    print(f"{processes} processes against 1: median {statistics.median(ratios):.2f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=2, help="demo runs per profile")
@@ -332,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_started = time.perf_counter()
     if arguments.wrk_only:
         print_burst_against_wrk(arguments.burst_requests, arguments.wrk_rounds)
+        print_burst_from_processes(arguments.burst_requests * 5, arguments.wrk_rounds)
         return 0
     runs = demo_runs(arguments.rounds)
     print_demo_table(runs, arguments.rounds)
@@ -339,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         print_real_minute(real_minute_run())
     print_bursts(arguments.burst_requests)
     print_burst_against_wrk(arguments.burst_requests, arguments.wrk_rounds)
+    print_burst_from_processes(arguments.burst_requests * 5, arguments.wrk_rounds)
     print(f"\nbench total: {time.perf_counter() - bench_started:.1f} s")
     return 0
 

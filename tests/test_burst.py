@@ -15,6 +15,8 @@ from conformance.burst import (
     CPU_PER_REQUEST,
     MAX_CONNECTIONS,
     Burst,
+    Processes,
+    Rate,
     Spender,
     Wave,
     fallback_wave,
@@ -31,8 +33,8 @@ KEY = "sk-burst-test-key"
     [
         (59, 0.002, 58.0, 1),  # free plan on the loopback: one connection is plenty
         (1_001, 0.1, 59.0, 4),  # business plan, a server 100 ms away, a fresh real minute
-        (10_001, 0.1, 59.0, 54),  # enterprise plan of 10,000 a minute, 100 ms away
-        (301, 0.04, 9.5, 4),  # pro plan, a 10-second minute, a slow server
+        (10_001, 0.1, 59.0, 39),  # enterprise plan of 10,000 a minute, 100 ms away
+        (301, 0.04, 9.5, 3),  # pro plan, a 10-second minute, a slow server
     ],
 )
 def test_a_wave_is_sized_to_land_in_half_the_time_left(
@@ -51,6 +53,7 @@ def test_a_wave_is_sized_to_land_in_half_the_time_left(
 def test_no_wave_when_the_window_is_nearly_over_or_out_of_reach():
     assert plan_wave(59, 0.002, 0.9) is None
     assert plan_wave(100_001, 0.1, 59.0) is None  # would need more than MAX_CONNECTIONS
+    assert plan_wave(100_001, 0.001, 59.0) is None  # 30 s of one process's CPU in 29 s
     assert plan_wave(MAX_CONNECTIONS, 1.0, 300.0) == Wave(MAX_CONNECTIONS, 1)
 
 
@@ -228,10 +231,22 @@ def history_of_one_window(requests: int, window: float) -> list:
     return [served(reset, 59 - i % 60, start + i * 0.001) for i in range(requests)]
 
 
-def test_a_quota_this_machine_cannot_land_in_one_window_is_out_of_reach_with_the_figures():
+def spender_on(cpus: int) -> Spender:
     spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
+    spender.cpus = cpus
+    return spender
+
+
+# A wave's rate: requests a second, from how many processes, with the senders' CPU per request.
+# The target held back the first (0.1 ms each at 640 a second: 6 % busy); the checker the second.
+SERVER_BOUND = Rate(640.0, 1, 0.0001)
+CHECKER_BOUND = Rate(812.5, 1, 0.0012)
+
+
+def test_a_quota_this_machine_cannot_land_in_one_window_is_out_of_reach_with_the_figures():
+    spender = spender_on(cpus=1)
     burst = Burst(history_of_one_window(300, window=60))
-    burst.rates = [640.0, 812.5]
+    burst.rates = [SERVER_BOUND, CHECKER_BOUND]
     assert spender.beyond_reach(burst, 60_000) is True
     assert "60,001 requests inside one window of 60 s need 1,000 requests a second" in (
         burst.out_of_reach
@@ -240,13 +255,66 @@ def test_a_quota_this_machine_cannot_land_in_one_window_is_out_of_reach_with_the
 
 
 def test_a_quota_within_reach_or_a_refusal_keeps_the_burst_going():
-    spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
+    spender = spender_on(cpus=1)
     burst = Burst(history_of_one_window(300, window=60))
-    burst.rates = [1_200.0]
+    burst.rates = [Rate(1_200.0, 1, 0.0001)]
     assert spender.beyond_reach(burst, 60_000) is False  # 1,000 a second are needed
     burst.rates = []
     assert spender.beyond_reach(burst, 60_000) is False  # nothing timed yet
-    burst.rates = [10.0]
+    burst.rates = [Rate(10.0, 1, 0.0001)]
     burst.refused = burst.history[-1]
     assert spender.beyond_reach(burst, 60_000) is False  # a refusal tells more than a rate
     assert burst.out_of_reach == ""
+
+
+def test_a_wave_too_slow_for_its_senders_goes_next_from_more_processes():
+    spender = spender_on(cpus=2)
+    burst = Burst(history_of_one_window(300, window=60))
+    burst.rates = [CHECKER_BOUND]
+    assert spender.beyond_reach(burst, 60_000) is False  # a second process may send
+    processes = spender.processes(burst, 60_000)
+    assert processes == Processes(2, 2, CHECKER_BOUND.cpu_per_request)
+    # 36 s of CPU from each even then: more than half the window, so the wave goes unplanned
+    wave = plan_wave(60_001, 0.001, 59.0, processes) or fallback_wave(
+        60_001, 0.001, 59.0, processes
+    )
+    assert wave.processes == 2
+    # Two processes reached no more: as many as this process may run on; out of reach now.
+    burst.rates.append(Rate(930.0, 2, 0.0021))
+    assert spender.beyond_reach(burst, 60_000) is True
+    assert "reached 930 at most from 2 processes (over 2 waves)" in burst.out_of_reach
+
+
+def test_a_wave_the_target_held_back_gets_no_more_processes():
+    spender = spender_on(cpus=2)
+    burst = Burst(history_of_one_window(300, window=60))
+    burst.rates = [SERVER_BOUND]
+    assert spender.processes(burst, 60_000).fewest == 1
+    assert spender.beyond_reach(burst, 60_000) is True  # more senders would not help
+
+
+@pytest.mark.parametrize(
+    ("requests", "per_request", "processes", "connections"),
+    [
+        (60_001, 0.0003, 1, 6),  # 18 s of one process's CPU in a 29 s landing: one
+        (100_001, 0.0003, 2, 8),  # 30 s: two, 15 s each
+        (100_001, 0.0007, None, None),  # 35 s each even from two: no plan
+    ],
+)
+def test_the_plan_says_how_many_processes(requests, per_request, processes, connections):
+    wave = plan_wave(requests, 0.001, 59.0, Processes(1, 2, per_request))
+    if processes is None:
+        assert wave is None
+        fallback = fallback_wave(requests, 0.001, 59.0, Processes(1, 2, per_request))
+        assert fallback.processes == 2  # what goes anyway: from as many as may send
+    else:
+        assert wave == Wave(requests, connections, processes)
+
+
+def test_through_a_proxy_a_wave_goes_from_one_process_and_a_slow_one_is_out_of_reach():
+    client = ConformanceClient("http://petstore.test/v1", {"main": KEY}, proxy="http://127.0.0.1:9")
+    spender = Spender(client, "main", 60)
+    assert spender.cpus == 1  # httpx sends through the proxy, from this process
+    burst = Burst(history_of_one_window(300, window=60))
+    burst.rates = [CHECKER_BOUND]
+    assert spender.beyond_reach(burst, 60_000) is True  # no process more to send from

@@ -1,10 +1,12 @@
 """The burst's own transport (`conformance.burst_transport`) against a real socket on the
 loopback that answers with scripted bytes: keep-alive, both body framings, a server that closes,
-responses that cannot be parsed, the budget, the first 429, and no key in what is recorded."""
+responses that cannot be parsed, the budget, the first 429, and no key in what is recorded; the
+same of a wave sent from two processes."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import socket
 import socketserver
 import threading
@@ -12,6 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
+from conformance import burst_processes
 from conformance.burst import Wave, send_wave
 from conformance.client import BudgetExhausted, ConformanceClient, TargetUnreachable
 
@@ -187,3 +190,60 @@ def test_the_burst_records_a_response_as_the_client_does(scripted):
     )
     assert (burst.method, burst.url, burst.key_label) == (usual.method, usual.url, "main")
     assert burst.request_headers["User-Agent"] == usual.request_headers["User-Agent"]
+
+
+# A wave from several processes (`conformance.burst_processes`): the same promises.
+
+
+def test_a_wave_from_two_processes_is_recorded_here_in_full_and_with_no_key(scripted):
+    server = scripted(lambda n: (response(chunked=n % 2 == 0), False))
+    with client_for(server) as client:
+        sent = send_wave(client, "main", Wave(40, 4, 2))
+        assert client.requests_sent == 40  # counted exactly: what was reserved and not sent is back
+    assert [e.status for e in sent] == [200] * 40
+    assert len(server.requests) == 40 and server.connections == 4
+    assert len({e.id for e in sent}) == 40
+    assert KEY not in json.dumps([e.to_dict() for e in sent])
+    assert sent[0].json() == [{"id": 1, "name": "Dogs"}]
+
+
+def test_two_processes_stop_together_at_the_first_429(scripted):
+    server = scripted(lambda n: (response(429 if n >= 11 else 200), False))
+    with client_for(server) as client:
+        sent = send_wave(client, "main", Wave(400, 4, 2))
+        assert client.requests_sent == len(server.requests)
+    assert [e.status for e in sent].count(200) == 10
+    # after the first 429, only what the four connections already had in flight
+    assert len(server.requests) <= 10 + 4
+
+
+def test_a_budget_short_of_the_wave_and_its_resends_sends_it_from_one_process(
+    scripted, monkeypatch
+):
+    forks: list[str] = []
+    get_context = multiprocessing.get_context
+    monkeypatch.setattr(
+        burst_processes.multiprocessing,
+        "get_context",
+        lambda method: forks.append(method) or get_context(method),
+    )
+    server = scripted(lambda n: (response(), False))
+    with client_for(server, max_requests=44) as client:  # 40, and a resend per connection
+        assert len(send_wave(client, "main", Wave(40, 4, 2))) == 40
+        assert client.requests_sent == 40
+    assert forks == ["fork"]
+    with client_for(server, max_requests=43) as client:
+        assert len(send_wave(client, "main", Wave(40, 4, 2))) == 40
+    assert forks == ["fork"]  # no process started: one sent it, up to the budget
+    with client_for(server, max_requests=30) as client, pytest.raises(BudgetExhausted):
+        send_wave(client, "main", Wave(40, 4, 2))
+    assert len(server.requests) == 40 + 40 + 30
+
+
+def test_a_process_whose_response_cannot_be_read_fails_the_wave_in_one_line(scripted):
+    server = scripted(lambda n: (b"hello there\r\n\r\n", True) if n == 7 else (response(), False))
+    with client_for(server) as client, pytest.raises(TargetUnreachable) as raised:
+        send_wave(client, "main", Wave(40, 4, 2))
+    assert "not valid HTTP/1.1" in str(raised.value) and "\n" not in str(raised.value)
+    assert KEY not in str(raised.value)
+    assert len(client.exchanges) >= 6  # what was answered is recorded all the same
