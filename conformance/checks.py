@@ -53,6 +53,8 @@ class Ledger:
     results: list[CheckResult] = field(default_factory=list)
     # Requirements a test found it cannot check against this target, and why.
     unavailable: dict[str, str] = field(default_factory=dict)
+    # Requirements a test left open, and why: still unchecked for the verdict (no verdict).
+    left_open: dict[str, str] = field(default_factory=dict)
     _by_test: dict[str, list[CheckResult]] = field(default_factory=dict, repr=False)
     _passes: dict[tuple[str, str], CheckResult] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -119,8 +121,7 @@ def expect(
     requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
 ) -> bool:
     """Record whether `requirement_id` held; `message` says what must hold (and what was seen)."""
-    if requirement_id not in all_requirements():
-        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+    known(requirement_id)
     passed = bool(condition)
     result = CheckResult(
         requirement_id, passed, message, current_test(), exchange, observed=_observing.get()
@@ -137,19 +138,31 @@ def require(
         raise RequirementFailed([ledger().results[-1]])
 
 
+def known(requirement_id: str) -> None:
+    if requirement_id not in all_requirements():
+        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+
+
 def cannot_check(requirement_id: str, reason: str) -> None:
     """Say that this run cannot check `requirement_id` (it shows as not tested, with `reason`,
     and does not stand in the way of a verdict)."""
-    if requirement_id not in all_requirements():
-        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+    known(requirement_id)
     ledger().unavailable[requirement_id] = reason
+
+
+def leave_open(requirement_ids: list[str], reason: str) -> None:
+    """Say why this run leaves `requirement_ids` unchecked where they could have been checked
+    (a quota beyond what this machine can send, say): they show as not tested, with `reason`,
+    and the run has no verdict, as for any testable MUST left unchecked."""
+    for requirement_id in requirement_ids:
+        known(requirement_id)
+        ledger().left_open.setdefault(requirement_id, reason)
 
 
 def skip_case(requirement_id: str, case: str, reason: str) -> None:
     """Say that this run leaves `case` of `requirement_id` out, and why: the closing summary
     and the reports list it, whatever the requirement's other cases showed."""
-    if requirement_id not in all_requirements():
-        raise KeyError(f"unknown requirement id {requirement_id!r}: add it to requirements.yaml")
+    known(requirement_id)
     cases = ledger().skipped_cases.setdefault(requirement_id, [])
     text = f"{case}: {reason}"
     if text not in cases:

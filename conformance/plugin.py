@@ -309,6 +309,7 @@ def pytest_sessionfinish(session: pytest.Session):
         untested_reason=untested_reason(run),
         unavailable=unavailable(run.settings),
         cannot_check=state.ledger.unavailable,
+        left_open=state.ledger.left_open,
         skipped_cases=state.ledger.skipped_cases,
     )
     hints.attach(state.verdict, run.client.exchanges)

@@ -76,13 +76,15 @@ def decide(
     untested_reason: str = "no test of this run checked it",
     unavailable: dict[str, str] | None = None,
     cannot_check: dict[str, str] | None = None,
+    left_open: dict[str, str] | None = None,
     skipped_cases: dict[str, list[str]] | None = None,
     role: str = "server",
 ) -> Verdict:
     """MUST failures decide "not conformant" even when the run was cut short; otherwise a full
     run that could not check every testable MUST requirement has no verdict. `unavailable`
     names requirements this run's inputs cannot check (no spare key, say), and why;
-    `cannot_check` those a test found it could not check against this target, and why.
+    `cannot_check` those a test found it could not check against this target, and why;
+    `left_open` those a test could have checked and did not, and why (they stay unchecked).
     `role` picks the requirements judged: a server's, or a client's (conformance.clients).
 
     One cause, one requirement (conformance.causes): a failure that a more specific one on the
@@ -98,7 +100,7 @@ def decide(
             requirement,
             by_id[requirement.id],
             strict,
-            excused.get(requirement.id, untested_reason),
+            excused.get(requirement.id, (left_open or {}).get(requirement.id, untested_reason)),
         )
         for requirement in catalogue(role).values()
     ]

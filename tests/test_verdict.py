@@ -135,6 +135,16 @@ def test_unavailable_does_not_excuse_another_unchecked_must():
     assert MUST_ID not in (verdict.reason or "")
 
 
+def test_a_requirement_left_open_carries_its_reason_and_leaves_no_verdict():
+    reason = "beyond what this machine can send: 12,001 requests need 2,001 a second"
+    verdict = decide(all_passing(without=(MUST_ID,)), left_open={MUST_ID: reason})
+    assert verdict.verdict == NO_VERDICT
+    assert MUST_ID in (verdict.reason or "")
+    assert outcome(verdict, MUST_ID).reason == reason
+    passing = decide(all_passing(), left_open={MUST_ID: reason})  # judged after all
+    assert passing.verdict == CONFORMANT and outcome(passing, MUST_ID).reason is None
+
+
 def test_a_must_failure_beats_unavailable():
     verdict = decide([check(MUST_ID, passed=False)], unavailable={MUST_ID: "no spare key"})
     assert verdict.verdict == NOT_CONFORMANT
