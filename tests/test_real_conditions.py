@@ -195,6 +195,8 @@ def test_four_runs_side_by_side_keep_their_verdicts(tmp_path: Path) -> None:
     wrong = []
     for name, run in runs.items():
         case = SIDE_BY_SIDE[name]
+        spent = run.statement.get("requests", {}).get("per_key", {}).get("spare")
+        print(f"\n{name}: exit {run.status} in {run.seconds:.0f} s, spare key {spent} requests")
         if case.fails is None and run.status != 0:
             wrong.append(f"{name} is legitimate: {run.describe()}")
         if case.fails is not None and (
