@@ -115,6 +115,13 @@ class TcpProxy:
         self._writers.clear()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Python 3.11's stream server asks a cancelled handler for its exception and prints the
+        # CancelledError as a traceback: a connection still open when the proxy stops ends
+        # quietly here instead.
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._serve(reader, writer)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._cut:
             writer.transport.abort()
             return
