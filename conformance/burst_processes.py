@@ -25,6 +25,7 @@ import multiprocessing
 import multiprocessing.connection
 import multiprocessing.process
 import pickle
+import sys
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event
 
@@ -56,7 +57,9 @@ class Ended:
 
 
 def forkable() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Linux only: Windows cannot fork, and on macOS a forked child of a process with threads
+    (this one has the run's) may crash in system libraries (Python's own docs say so)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def shares(requests: int, connections: int, processes: int) -> list[Share]:
@@ -76,7 +79,7 @@ def send_from_processes(
 ) -> list[Exchange] | None:
     """The wave's exchanges, recorded through the client; None, having sent nothing, where the
     budget cannot cover the wave and its resends (one process sends it then, up to the budget)
-    or where processes cannot be forked (Windows)."""
+    or where processes cannot be forked (off Linux)."""
     if not forkable():
         return None
     reserved = sum(share.requests + share.connections for share in wave_shares)
