@@ -54,8 +54,10 @@ MAX_CONNECTIONS = 64
 CPU_PER_REQUEST = 0.0003
 """Seconds of the checker's own work per request of a burst (sending, recording, checking)
 until a wave has measured it: a wave of thousands is bound by it whatever the connections.
-`tox -e bench` measured 0.06 to 0.09 ms on an idle 2-core machine; this leaves room for a busy
+`tox -e bench` measured 0.06 to 0.10 ms on an idle 2-core machine; this leaves room for a busy
 one."""
+HTTPX_CPU_PER_REQUEST = 0.002
+"""The same where httpx sends the burst (through a proxy): 1.6 to 2.5 ms measured."""
 BUSY = 0.8
 """Share of its time a sending process spent on the CPU above which the checker, not the
 target, set the wave's pace: only then would more processes send faster."""
@@ -332,7 +334,10 @@ class Spender:
         """What the next wave may be sent from: from the latest timed wave's CPU per request
         on; from more processes than it where its senders were too slow."""
         if not burst.rates:
-            return Processes(1, self.cpus)
+            own_transport = self.client.burst_request(PATH, self.label) is not None
+            return Processes(
+                1, self.cpus, CPU_PER_REQUEST if own_transport else HTTPX_CPU_PER_REQUEST
+            )
         latest = burst.rates[-1]
         fewest = latest.processes + 1 if self.more_processes(burst, figure) else 1
         return Processes(fewest, self.cpus, latest.cpu_per_request)

@@ -13,6 +13,7 @@ import pytest
 
 from conformance.burst import (
     CPU_PER_REQUEST,
+    HTTPX_CPU_PER_REQUEST,
     MAX_CONNECTIONS,
     Burst,
     Processes,
@@ -315,6 +316,11 @@ def test_through_a_proxy_a_wave_goes_from_one_process_and_a_slow_one_is_out_of_r
     client = ConformanceClient("http://petstore.test/v1", {"main": KEY}, proxy="http://127.0.0.1:9")
     spender = Spender(client, "main", 60)
     assert spender.cpus == 1  # httpx sends through the proxy, from this process
+    # and costs more CPU a request than the burst's own transport, until a wave measures it
+    first = spender.processes(Burst(history_of_one_window(1, window=60)), 60_000)
+    assert (
+        first == Processes(1, 1, HTTPX_CPU_PER_REQUEST) and HTTPX_CPU_PER_REQUEST > CPU_PER_REQUEST
+    )
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [CHECKER_BOUND]
     assert spender.beyond_reach(burst, 60_000) is True  # no process more to send from
