@@ -323,10 +323,15 @@ class Spender:
         return latest.checker_bound and latest.processes < self.cpus
 
     @functools.cached_property
+    def own_transport(self) -> bool:
+        """Whether the burst's own transport sends it (not httpx: through a proxy, in tests)."""
+        return self.client.burst_request(PATH, self.label) is not None
+
+    @functools.cached_property
     def cpus(self) -> int:
         """The most processes a wave may go from: one where the burst's own transport does
-        not go (through a proxy, in tests) or no process can be forked."""
-        if self.client.burst_request(PATH, self.label) is None or not forkable():
+        not go or no process can be forked."""
+        if not self.own_transport or not forkable():
             return 1
         return usable_cpus()
 
@@ -334,10 +339,8 @@ class Spender:
         """What the next wave may be sent from: from the latest timed wave's CPU per request
         on; from more processes than it where its senders were too slow."""
         if not burst.rates:
-            own_transport = self.client.burst_request(PATH, self.label) is not None
-            return Processes(
-                1, self.cpus, CPU_PER_REQUEST if own_transport else HTTPX_CPU_PER_REQUEST
-            )
+            estimate = CPU_PER_REQUEST if self.own_transport else HTTPX_CPU_PER_REQUEST
+            return Processes(1, self.cpus, estimate)
         latest = burst.rates[-1]
         fewest = latest.processes + 1 if self.more_processes(burst, figure) else 1
         return Processes(fewest, self.cpus, latest.cpu_per_request)
@@ -419,11 +422,13 @@ class Spender:
         sent = send_wave(self.client, self.label, wave)
         own_after, children_after = senders_cpu()
         # From other processes, theirs is the senders' CPU; this one's then went on recording.
+        # (A wave the budget could not cover went from this one alone.)
         forked = children_after - children
-        cpu = forked if wave.processes > 1 and forked > 0 else own_after - own
+        from_processes = wave.processes > 1 and forked > 0
+        cpu = forked if from_processes else own_after - own
         seen = [snapshot(e) for e in sent]
         burst.add(seen)
-        rate = rate_of(seen, wave.processes if forked > 0 else 1, cpu)
+        rate = rate_of(seen, wave.processes if from_processes else 1, cpu)
         if rate is not None:
             burst.rates.append(rate)
             self.announce(

@@ -320,8 +320,7 @@ class ConformanceClient:
         """Count `requests` on `label` at once, before they go from other processes; False,
         counting nothing, where the budget has not that many left."""
         with self._lock:
-            sent = sum(self._sent_per_label.values())
-            if self.max_requests is not None and sent + requests > self.max_requests:
+            if not self._budget_has_room(requests):
                 return False
             self._sent_per_label[label] = self._sent_per_label.get(label, 0) + requests
             return True
@@ -439,13 +438,17 @@ class ConformanceClient:
 
     def _count_against_budget(self, label: str) -> None:
         with self._lock:
-            sent = sum(self._sent_per_label.values())
-            if self.max_requests is not None and sent >= self.max_requests:
+            if not self._budget_has_room(1):
                 raise BudgetExhausted(
                     f"the request budget of {self.max_requests} requests is spent "
                     f"(per key: {self._sent_per_label})"
                 )
             self._sent_per_label[label] = self._sent_per_label.get(label, 0) + 1
+
+    def _budget_has_room(self, requests: int) -> bool:
+        """Whether `requests` more fit the budget (the caller holds the lock)."""
+        sent = sum(self._sent_per_label.values())
+        return self.max_requests is None or sent + requests <= self.max_requests
 
     def _unreachable(self, error: httpx.TransportError, request: httpx.Request) -> Exception:
         reason = _unreachable_reason(error, self.timeout)
