@@ -24,7 +24,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
-from conformance.reference.storage import (
+from conformance.reference.store_base import (
     Category,
     DatabaseUnavailable,
     category_from_row,

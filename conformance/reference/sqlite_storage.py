@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from starlette.concurrency import run_in_threadpool
 
-from conformance.reference.storage import (
+from conformance.reference.store_base import (
     Category,
     DatabaseUnavailable,
     category_from_row,
