@@ -42,6 +42,8 @@ class Client:
     warned: frozenset[str] = frozenset()
     # SHOULD faults fail only under --strict; their clients are run so, to be "not conformant".
     strict: bool = False
+    # Where it shows, the scenarios its failures come from: a fault only one scenario can show.
+    failed_in: frozenset[str] | None = None
 
     @property
     def needs(self) -> str | None:
@@ -93,12 +95,14 @@ ZOO = (
         python("tenacity_docs_example.py"),
         failed=frozenset({"CLI-RETRY-AFTER"}),
         warned=frozenset({RESET}),
+        failed_in=frozenset({"long-retry-after-seconds", "long-retry-after-date"}),
     ),
     Client(
         "go-retryablehttp, defaults",
         f"{GO_BINARY} defaults",
         failed=frozenset({"CLI-RETRY-AFTER"}),
         warned=frozenset({RESET}),
+        failed_in=frozenset({"retry-after-date", "long-retry-after-date"}),
     ),
     # Three requests within one 6 s Retry-After: the ban's threshold.
     Client(
@@ -146,6 +150,7 @@ class Outcome:
     verdict: str
     failed: frozenset[str]
     warned: frozenset[str]
+    failed_in: frozenset[str] = field(default=frozenset(), compare=False)
     console: str = field(default="", compare=False, repr=False)  # what a failure shows
 
 
@@ -164,6 +169,12 @@ def certify(client: Client, command_line: str, report_dir: Path) -> Outcome:
         statement["verdict"],
         frozenset(statement["failed_requirements"]),
         frozenset(statement["warned_requirements"]),
+        frozenset(
+            evidence["test"].split("::", 1)[0]
+            for entry in statement["requirements"]
+            if entry["outcome"] == "failed"
+            for evidence in entry.get("evidence", [])
+        ),
         done.stdout,
     )
 
@@ -238,3 +249,5 @@ def test_client_is_judged_by_its_retry_policy(client: Client, tmp_path: Path, re
         client.failed,
         client.warned,
     ), outcome.console
+    if client.failed_in is not None:
+        assert outcome.failed_in == client.failed_in, outcome.console
