@@ -47,6 +47,19 @@ for _ in range(int(os.environ.get("PETSTORE_REPEAT", "1"))):
 """
 )
 
+# No retry layer at all (an SDK generated from the OpenAPI description, say): one request per
+# operation, exit 1 on any error.
+NO_RETRY = (
+    PREAMBLE
+    + """
+for _ in range(int(os.environ.get("PETSTORE_REPEAT", "1"))):
+    response = send()
+    print(response.status_code)
+    if response.status_code >= 400:
+        sys.exit(1)
+"""
+)
+
 # Retries at once, five times.
 HAMMERING = (
     PREAMBLE

@@ -67,6 +67,20 @@ def test_a_hammering_client_fails_one_requirement_with_one_block(tmp_path):
     assert not KEY_PATTERN.search(process.stdout + process.stderr)
 
 
+def test_a_client_that_never_retries_gets_a_verdict_and_the_reasons(tmp_path):
+    command = inline_clients.command(tmp_path, inline_clients.NO_RETRY, "no_retry")
+    reports = tmp_path / "reports"
+    process = run_client("--command", command, "--report-dir", str(reports))
+    assert process.returncode == 0, process.stdout + process.stderr
+    statement = json.loads((reports / "conformance.json").read_text())
+    assert statement["verdict"] == "conformant"
+    assert statement["warned_requirements"] == ["CLI-RETRIES", "CLI-WAITS-FOR-RESET"]
+    entries = {entry["id"]: entry for entry in statement["requirements"]}
+    for unshown in ("CLI-RETRY-AFTER", "CLI-NO-HAMMERING", "CLI-BACKOFF-GROWS"):
+        assert entries[unshown]["outcome"] == "not-tested"
+        assert "no MUST requires a retry" in entries[unshown]["reason"], entries[unshown]
+
+
 def test_a_client_still_running_at_the_timeout_is_stopped_whole(tmp_path):
     command = inline_clients.command(tmp_path, inline_clients.FOREVER, "forever")
     pid_file = tmp_path / "child.pid"

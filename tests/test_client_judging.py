@@ -10,10 +10,11 @@ from email.utils import formatdate
 import pytest
 
 from conformance.client import Exchange
-from conformance.clients import judging
+from conformance.clients import command, judging
 from conformance.clients.recorder import NOT_JSON, Arrival
 from conformance.clients.runner import ScenarioRun
-from conformance.clients.scenarios import BY_NAME
+from conformance.clients.scenarios import BY_NAME, SCENARIOS
+from conformance.spec import all_requirements
 
 WALL = 1_800_000_000.0  # the wall clock at monotonic 0 in these timelines
 
@@ -226,7 +227,7 @@ def test_early_requests_are_counted_per_limitation_as_the_ban_counts_strikes():
     assert ("CLI-RETRY-AFTER", False) in outcomes(judging.check_waits_for_retry_after(run))
 
 
-def test_a_client_must_retry_a_short_429_but_may_stop_when_it_likes():
+def test_giving_up_at_once_on_a_get_is_a_retry_not_made():
     gave_up_at_once = scenario_run("retry-after-seconds", [arrival(0.0, 429, retry_after=1)], 1)
     results = judging.check_retries(gave_up_at_once)
     assert outcomes(results) == {("CLI-RETRIES", False)}
@@ -242,7 +243,7 @@ def test_two_retries_without_retry_after_leave_the_growth_unjudged_not_failed():
     run.arrivals[-1].exchange.status = 429  # it gave up after its second retry
     run.exit_status = 1
     assert judging.check_backoff_grows(run) == []
-    assert "gave up after 2 retries" in judging.too_few_waits([run])["CLI-BACKOFF-GROWS"]
+    assert "gave up after 2 retries" in judging.unshown([run])["CLI-BACKOFF-GROWS"]
 
 
 def test_waiting_for_each_reset_named_is_as_good_as_growing_waits():
@@ -262,3 +263,89 @@ def test_waiting_for_each_reset_named_is_as_good_as_growing_waits():
     assert "X-RateLimit-Reset" in results[0].message
     run.arrivals[2].arrived_wall -= 0.5  # one came back before its Reset: growth is judged
     assert ("CLI-BACKOFF-GROWS", False) in outcomes(judging.check_backoff_grows(run))
+
+
+def first_answer(scenario, at):
+    """The answer a scenario server gives a client's first request of `scenario` at `at`."""
+    script = scenario.script
+    if not scenario.valid_key:
+        return arrival(at, 401)
+    if scenario.category_name.strip() == "":
+        return arrival(at, 400, media="application/json", body={"name": "   "})
+    created = {"media": "application/json", "body": {"name": scenario.category_name}}
+    post = created if scenario.operation == "createCategory" else {}
+    if not (script.refusals or script.endless):
+        served = 201 if post else 200
+        if script.spend_window:
+            return arrival(at, served, remaining=0, reset=int(WALL + at) + script.wait, **post)
+        return arrival(at, served, **post)
+    given = {
+        "seconds": script.wait,
+        "http-date": formatdate(WALL + at + script.wait, usegmt=True),
+        None: None,
+    }[script.retry_after]
+    headers = {"retry_after": given} if given is not None else {}
+    return arrival(at, script.status, **post, **headers)
+
+
+def never_retrying_runs():
+    """Every scenario, as a client without a retry layer (an SDK generated from the OpenAPI
+    description, say) goes through it: one request per operation, exit 1 on any error."""
+    runs = []
+    for scenario in SCENARIOS:
+        arrivals = [first_answer(scenario, 0.0)]
+        if scenario.repeat > 1 and arrivals[0].status < 400:
+            arrivals.append(arrival(0.05, 429, retry_after=scenario.script.wait))
+        failed = arrivals[-1].status >= 400
+        runs.append(scenario_run(scenario.name, arrivals, exit_status=int(failed)))
+    return runs
+
+
+def test_a_client_that_never_retries_is_conformant_and_told_what_it_did_not_show():
+    verdict = command.judge(never_retrying_runs(), strict=False)
+    outcomes_by_id = {o.requirement.id: o for o in verdict.outcomes}
+    assert (verdict.verdict, verdict.failed_requirements) == ("conformant", [])
+    assert "CLI-RETRIES" in verdict.warned_requirements
+    for unshown in ("CLI-RETRY-AFTER", "CLI-NO-HAMMERING", "CLI-BACKOFF-GROWS"):
+        outcome = outcomes_by_id[unshown]
+        assert outcome.outcome == "not-tested", unshown
+        assert "no MUST requires a retry" in outcome.reason, outcome.reason
+
+
+def test_no_must_requires_a_retry():
+    requirements = all_requirements()
+    assert requirements["CLI-RETRIES"].level == "SHOULD"
+    assert all(
+        requirements[id_].level != "MUST"
+        for id_ in ("CLI-RETRIES", "CLI-GIVES-UP", "CLI-503-RETRY-AFTER")
+    )
+
+
+def test_a_retry_is_judged_on_a_get_and_a_post_may_be_given_up():
+    judged_on_retry = [s for s in SCENARIOS if s.expect_success and s.script.refusals]
+    assert {s.script.retry_after for s in judged_on_retry} >= {"seconds", "http-date", None}
+    assert all(s.operation == "listCategories" for s in judged_on_retry)
+    posts = [s for s in SCENARIOS if s.operation == "createCategory" and s.script.refusals]
+    assert posts, "a scenario shows what a client does with a refused POST"
+    for scenario in posts:
+        gave_up = scenario_run(scenario.name, [first_answer(scenario, 0.0)], exit_status=1)
+        assert judging.check_retries(gave_up) == []
+
+
+def test_a_long_floor_of_its_own_is_not_reading_retry_after():
+    # tenacity's documented wait_exponential(multiplier=1, min=4, max=10): 4 s, 4 s, 4 s, 8 s
+    # whatever the server says. Every 1 or 2 s wait is over when it comes back; a long one is not.
+    long = [s for s in SCENARIOS if s.script.refusals and s.script.wait > 4 + 1]
+    assert {s.script.retry_after for s in long} == {"seconds", "http-date"}
+    for scenario in long:
+        assert scenario.operation == "listCategories"
+        run = scenario_run(
+            scenario.name, [first_answer(scenario, 0.0), arrival(4.01, 429), arrival(8.02, 200)]
+        )
+        results = judging.check_waits_for_retry_after(run)
+        assert ("CLI-RETRY-AFTER", False) in outcomes(results), scenario.name
+        assert "came back 4.000 s after a 429" in results[0].message
+    short = [s for s in SCENARIOS if s.script.refusals and s.script.wait <= 2]
+    for scenario in short:
+        run = scenario_run(scenario.name, [first_answer(scenario, 0.0), arrival(4.01, 200)])
+        assert ("CLI-RETRY-AFTER", False) not in outcomes(judging.judge(run)), scenario.name

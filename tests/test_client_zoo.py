@@ -1,13 +1,15 @@
-"""The client zoo: real Pet Store clients, in Python and in Node, certified by
+"""The client zoo: real Pet Store clients, in Python, Node and Go, certified by
 `petstore-conformance client` run as a user runs it. Clients built on well-kept retry libraries
-with the settings their documentation recommends, and the careful examples of the README, are
-conformant; each client with a realistic fault is not, on the requirement its fault breaks.
-Each client is run twice at once, and both runs must come out alike."""
+with the settings their documentation recommends or with their defaults (which give up a refused
+POST), a client with no retry at all, and the careful examples of the README, are conformant;
+each client with a realistic fault is not, on the requirement its fault breaks. Each client is
+run twice at once, and both runs must come out alike."""
 
 from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,6 +24,9 @@ from tests.conftest import _missing
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_ZOO = ROOT / "tests" / "client_zoo" / "python"
 NODE_ZOO = ROOT / "tests" / "client_zoo" / "node"
+GO_ZOO = ROOT / "tests" / "client_zoo" / "go"
+GO_PATH = Path("/usr/share/gocode")  # Debian's Go libraries: the Go client builds offline
+GO_BINARY = "{go}"  # in a Go client's command: the binary the session built
 EXAMPLES = ROOT / "examples" / "clients"
 # A client still running this long in one scenario is stopped (and judged so): the slowest
 # scenario, a 429 that never ends, already stops a client at 35 s.
@@ -37,10 +42,15 @@ class Client:
     warned: frozenset[str] = frozenset()
     # SHOULD faults fail only under --strict; their clients are run so, to be "not conformant".
     strict: bool = False
+    # Where it shows, the scenarios its failures come from: a fault only one scenario can show.
+    failed_in: frozenset[str] | None = None
 
     @property
-    def node(self) -> bool:
-        return self.command.startswith("node ")
+    def needs(self) -> str | None:
+        """The language tool its command needs beyond Python: "node", "go" or None."""
+        if self.command.startswith("node "):
+            return "node"
+        return "go" if self.command.startswith(GO_BINARY) else None
 
 
 def python(script: str, *args: str) -> str:
@@ -65,6 +75,14 @@ ZOO = (
     # ky waits for the X-RateLimit-Reset of a 429 that has no Retry-After: a back-off the
     # server chose, judged as such by CLI-BACKOFF-GROWS.
     Client("ky", node_script("ky.mjs"), warned=frozenset({RESET})),
+    # Their defaults give up a refused POST (RFC 9110 section 9.2.2) and stop after two retries
+    # of a GET, before a third wait would show the back-off grow: said, not failed.
+    Client("got, defaults", node_script("got_defaults.mjs"), warned=frozenset({RESET})),
+    Client("ky, defaults", node_script("ky_defaults.mjs"), warned=frozenset({RESET})),
+    # go-retryablehttp with a Backoff that reads an HTTP-date too (its documented hook).
+    Client("go-retryablehttp, HTTP-date read", f"{GO_BINARY} http-date", warned=frozenset({RESET})),
+    # No retry at all: it gives up every 429, as it may, and is told what it did not show.
+    Client("no retry", python("no_retry.py"), warned=frozenset({"CLI-RETRIES", RESET})),
     # Faulty, each on the requirement its mistake breaks.
     Client(
         "urllib3 Retry, retries at once",
@@ -73,9 +91,24 @@ ZOO = (
         warned=frozenset({RESET, "CLI-503-RETRY-AFTER"}),
     ),
     Client(
+        "tenacity, documented example",
+        python("tenacity_docs_example.py"),
+        failed=frozenset({"CLI-RETRY-AFTER"}),
+        warned=frozenset({RESET}),
+        failed_in=frozenset({"long-retry-after-seconds", "long-retry-after-date"}),
+    ),
+    Client(
+        "go-retryablehttp, defaults",
+        f"{GO_BINARY} defaults",
+        failed=frozenset({"CLI-RETRY-AFTER"}),
+        warned=frozenset({RESET}),
+        failed_in=frozenset({"retry-after-date", "long-retry-after-date"}),
+    ),
+    # Three requests within one 6 s Retry-After: the ban's threshold.
+    Client(
         "tenacity, a fixed 1 s sleep",
         python("tenacity_fixed_sleep.py"),
-        failed=frozenset({"CLI-RETRY-AFTER", "CLI-BACKOFF-GROWS"}),
+        failed=frozenset({"CLI-NO-HAMMERING"}),
         warned=frozenset({RESET}),
     ),
     Client(
@@ -117,12 +150,13 @@ class Outcome:
     verdict: str
     failed: frozenset[str]
     warned: frozenset[str]
+    failed_in: frozenset[str] = field(default=frozenset(), compare=False)
     console: str = field(default="", compare=False, repr=False)  # what a failure shows
 
 
-def certify(client: Client, report_dir: Path) -> Outcome:
+def certify(client: Client, command_line: str, report_dir: Path) -> Outcome:
     command = [
-        *("petstore-conformance", "client", "--command", client.command),
+        *("petstore-conformance", "client", "--command", command_line),
         *("--report-dir", str(report_dir), "--timeout", SCENARIO_TIMEOUT),
         *(["--strict"] if client.strict else []),
     ]
@@ -135,6 +169,12 @@ def certify(client: Client, report_dir: Path) -> Outcome:
         statement["verdict"],
         frozenset(statement["failed_requirements"]),
         frozenset(statement["warned_requirements"]),
+        frozenset(
+            evidence["test"].split("::", 1)[0]
+            for entry in statement["requirements"]
+            if entry["outcome"] == "failed"
+            for evidence in entry.get("evidence", [])
+        ),
         done.stdout,
     )
 
@@ -157,19 +197,49 @@ def node_clients() -> Path:
     return NODE_ZOO
 
 
+@pytest.fixture(scope="session")
+def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Go client, built once per session into a temporary folder, offline: GOPATH mode on
+    Debian's packages of its libraries (.ci/run installs them)."""
+    if shutil.which("go") is None:
+        _missing("go is not installed (apt-get install golang-go)")
+    if not (GO_PATH / "src" / "github.com" / "hashicorp" / "go-retryablehttp").is_dir():
+        _missing(
+            "go-retryablehttp is not installed "
+            "(apt-get install golang-github-hashicorp-go-retryablehttp-dev)"
+        )
+    folder = tmp_path_factory.mktemp("go-client")
+    offline = {"GOPATH": str(GO_PATH), "GO111MODULE": "off", "GOFLAGS": "", "GOPROXY": "off"}
+    subprocess.run(
+        ["go", "build", "-o", str(folder / "zoo-go"), "."],
+        cwd=GO_ZOO,
+        env={**os.environ, **offline, "GOCACHE": str(folder / "cache")},
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return folder / "zoo-go"
+
+
 # The clients are judged on their waits, measured as the server saw them: beside seven busy
 # workers on two cores, a wait stretched by load moved verdicts (ky, p-retry in CI). They run with
 # the solo tests, after the parallel ones.
 @pytest.mark.solo
 @pytest.mark.parametrize(
     "client",
-    [pytest.param(c, id=c.name, marks=[pytest.mark.node] if c.node else []) for c in ZOO],
+    [
+        pytest.param(c, id=c.name, marks=[getattr(pytest.mark, c.needs)] if c.needs else [])
+        for c in ZOO
+    ],
 )
 def test_client_is_judged_by_its_retry_policy(client: Client, tmp_path: Path, request) -> None:
-    if client.node:
+    command = client.command
+    if client.needs == "node":
         request.getfixturevalue("node_clients")
+    if client.needs == "go":
+        command = command.replace(GO_BINARY, str(request.getfixturevalue("go_client")))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = list(pool.map(lambda n: certify(client, tmp_path / f"run{n}"), (1, 2)))
+        runs = list(pool.map(lambda n: certify(client, command, tmp_path / f"run{n}"), (1, 2)))
     assert runs[0] == runs[1], "two runs disagree:\n" + runs[0].console + runs[1].console
     outcome = runs[0]
     conformant = not client.failed
@@ -179,3 +249,5 @@ def test_client_is_judged_by_its_retry_policy(client: Client, tmp_path: Path, re
         client.failed,
         client.warned,
     ), outcome.console
+    if client.failed_in is not None:
+        assert outcome.failed_in == client.failed_in, outcome.console

@@ -120,7 +120,7 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
         untested_reason="no scenario of this run gave the client a chance to show it"
         if every
         else "not shown by the scenarios chosen (--scenario)",
-        cannot_check={**judging.too_few_waits(runs), **settled.displaced_reasons()},
+        cannot_check={**judging.unshown(runs), **settled.displaced_reasons()},
     )
     judged = {o.requirement.id: o.outcome for o in verdict.outcomes}
     for outcome in verdict.outcomes:

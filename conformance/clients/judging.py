@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from conformance.checks import CheckResult
 from conformance.clients.recorder import Arrival
 from conformance.clients.runner import ScenarioRun
-from conformance.clients.scenarios import CREATE, GIVE_UP_SECONDS, HAMMERING_THRESHOLD
+from conformance.clients.scenarios import CREATE, GIVE_UP_SECONDS, HAMMERING_THRESHOLD, LIST
 from conformance.spec import all_requirements
 
 TOLERANCE = 0.1  # seconds a request may come early: timers, event loops, clock reads
@@ -209,10 +209,13 @@ def check_no_hammering(run: ScenarioRun) -> list[CheckResult]:
 
 
 def check_retries(run: ScenarioRun) -> list[CheckResult]:
-    """A 429 that asks for a short wait (or none) is retried, not the end of the operation.
-    How many times is the client's choice: the scenarios' 429s end after two or three."""
+    """A 429 to a GET is worth retrying after its wait: careful libraries do so by default. A
+    SHOULD: the document says when a client may come back, not that it must, and a POST is not
+    asked about (a client may decline to repeat it, RFC 9110 section 9.2.2)."""
     scenario = run.scenario
-    if not (scenario.expect_success and scenario.script.refusals and scenario.script.status == 429):
+    if scenario.operation != LIST or not scenario.expect_success:
+        return []
+    if not (scenario.script.refusals and scenario.script.status == 429):
         return []
     if not run.arrivals or run.arrivals[0].status != 429:
         return []
@@ -222,8 +225,8 @@ def check_retries(run: ScenarioRun) -> list[CheckResult]:
         return result(run, check_retries, "CLI-RETRIES", True, message)
     how = "was stopped at its time limit" if run.timed_out else f"exited {run.exit_status}"
     message = (
-        f"after one 429 (Retry-After: {run.arrivals[0].header('Retry-After') or 'none'}) the "
-        f"client sent nothing more and {how}"
+        f"after one 429 (Retry-After: {run.arrivals[0].header('Retry-After') or 'none'}) to a "
+        f"GET the client sent nothing more and {how}: it gave up where it could have waited"
     )
     return result(run, check_retries, "CLI-RETRIES", False, message, run.arrivals[0])
 
@@ -232,7 +235,7 @@ def check_backoff_grows(run: ScenarioRun) -> list[CheckResult]:
     if run.scenario.script.retry_after is not None or not run.scenario.script.refusals:
         return []
     waits = refusal_waits(run)
-    if len(waits) < 3:  # a client that gave up sooner: see too_few_waits
+    if len(waits) < 3:  # a client that gave up sooner: see unshown
         return []
     shown = ", ".join(f"{wait:.2f}" for wait in waits)
     if waited_for_resets(run):
@@ -273,19 +276,35 @@ def refusal_waits(run: ScenarioRun) -> list[float]:
     ]
 
 
-def too_few_waits(runs: list[ScenarioRun]) -> dict[str, str]:
-    """CLI-BACKOFF-GROWS cannot be judged of a client that retried fewer than three times
-    without Retry-After (its choice; jitter hides growth in two waits): said, not failed."""
+GAVE_UP = "it may: no MUST requires a retry"
+NEVER_BACK = {  # what cannot be judged of a client that never came back after such a refusal
+    429: ("CLI-RETRY-AFTER", "CLI-NO-HAMMERING", "LIM-CLIENT-BACKOFF"),
+    503: ("CLI-503-RETRY-AFTER",),
+}
+
+
+def unshown(runs: list[ScenarioRun]) -> dict[str, str]:
+    """Why rules of waiting were not judged of a client that gave up where it could have
+    waited (its choice): said plainly, not failed, and no reason to withhold a verdict."""
     reasons = {}
+    for status, requirement_ids in NEVER_BACK.items():
+        gave_up = [run for run in runs if run.arrivals and run.arrivals[-1].status == status]
+        if gave_up and not any(waited_for(run, [status]) for run in runs):
+            scenarios = f"{len(gave_up)} scenario" + "s" * (len(gave_up) > 1)
+            reason = (
+                f"the client never came back after a {status} (it gave up at once in "
+                f"{scenarios}; {GAVE_UP}): no wait of its to judge"
+            )
+            reasons.update(dict.fromkeys(requirement_ids, reason))
     for run in runs:
-        script = run.scenario.script
-        if script.retry_after is None and script.refusals and not script.endless:
-            waits = refusal_waits(run)
-            if 0 < len(waits) < 3 and run.arrivals[-1].status == 429:
-                reasons["CLI-BACKOFF-GROWS"] = (
-                    f"the client gave up after {len(waits)} retries without Retry-After "
-                    "(three waits are needed to see them grow)"
-                )
+        script, waits = run.scenario.script, refusal_waits(run)
+        gave_up = run.arrivals and run.arrivals[-1].status == 429
+        if gave_up and script.retry_after is None and script.refusals and len(waits) < 3:
+            # Three waits are needed to see them grow: jitter hides growth in two.
+            reasons["CLI-BACKOFF-GROWS"] = (
+                f"the client gave up after {len(waits)} retries without Retry-After ({GAVE_UP}; "
+                "three waits are needed to see them grow)"
+            )
     return reasons
 
 

@@ -1,6 +1,11 @@
 """The scenarios a client is run through: what it is asked to do (the PETSTORE_* variables) and
-how the scenario server answers it (a `Script` for its limiter). Waits are 1 or 2 s, so that a
-good client passes the whole default set in seconds."""
+how the scenario server answers it (a `Script` for its limiter). Most waits are 1 or 2 s; the two
+long ones (`LONG_WAIT`) tell a client that reads `Retry-After` apart from one whose own first
+wait happens to be long enough. Scenarios run side by side: a good client passes the whole
+default set in about ten seconds.
+
+What must be judged on a retry is asked of listCategories, a GET, which careful libraries retry
+by default; a POST that a client declines to repeat (RFC 9110 section 9.2.2) is no fault."""
 
 from __future__ import annotations
 
@@ -15,6 +20,10 @@ HAMMERING_THRESHOLD = 3
 HAMMERING_BAN = BanRule(after=HAMMERING_THRESHOLD, seconds=5)
 # How long a client may keep trying on a 429 that never ends (CLI-GIVES-UP).
 GIVE_UP_SECONDS = 30
+# Longer than the first waits measured of common retry libraries that do not read Retry-After
+# (tenacity's documented wait_exponential(multiplier=1, min=4, max=10): 4 s; p-retry 1 s;
+# backoff's full jitter 0 to 1 s; a fixed-sleep loop 1 s), with a margin that load cannot close.
+LONG_WAIT = 6
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,8 @@ class Scenario:
     repeat: int = 1
     valid_key: bool = True
     category_name: str = "client-check"
-    expect_success: bool = True  # a good client is served and exits 0
+    # A good client is served and exits 0. A scenario where it may as well give up says False.
+    expect_success: bool = True
     time_limit: float | None = None  # seconds; else the command's --timeout
 
 
@@ -61,8 +71,25 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "retry-after-date",
         "two 429s with Retry-After as an HTTP-date (2 s on), then served",
-        operation=CREATE,
         script=Script(refusals=2, retry_after="http-date", wait=2),
+    ),
+    Scenario(
+        "long-retry-after-seconds",
+        f"one 429 with Retry-After: {LONG_WAIT}, longer than common libraries' first waits",
+        script=Script(refusals=1, retry_after="seconds", wait=LONG_WAIT),
+    ),
+    Scenario(
+        "long-retry-after-date",
+        f"one 429 with Retry-After as an HTTP-date {LONG_WAIT} s on, then served",
+        script=Script(refusals=1, retry_after="http-date", wait=LONG_WAIT),
+    ),
+    Scenario(
+        "create-429",
+        "createCategory answered by two 429s with Retry-After: 1: the client may retry after "
+        "the wait or give up (not repeating a POST is a common default, RFC 9110 section 9.2.2)",
+        operation=CREATE,
+        script=Script(refusals=2, retry_after="seconds", wait=1),
+        expect_success=False,
     ),
     Scenario(
         "no-retry-after",

@@ -3,7 +3,7 @@ chosen by the first argument:
 
 - ignores-http-date: reads Retry-After with int(), and on a date falls back to its own back-off
 - no-limit: honours every wait, but never gives up while the server keeps refusing
-- retries-401: retries every error status, 400 and 401 included ("maybe a glitch")
+- retries-401: retries every error status, 400 and 401 included ("maybe a glitch"), three tries
 - hammering: polls every 0.1 s until the limit lifts, whatever Retry-After says
 
 Apart from its mistake it behaves: exponential back-off (1, 2, 4 s) without Retry-After, and
@@ -16,7 +16,7 @@ import time
 from driver import RETRIED_STATUSES, Answer, answer, retry_after_seconds, run, send
 
 FAULT = sys.argv[1]
-TRIES = {"no-limit": None, "hammering": 20}.get(FAULT, 5)
+TRIES = {"no-limit": None, "hammering": 20, "retries-401": 3}.get(FAULT, 5)
 
 
 def worth_retrying(status: int) -> bool:
@@ -30,10 +30,10 @@ def seconds_to_wait(retry_after: str | None, attempt: int) -> float:
         try:
             return int(retry_after)
         except ValueError:
-            # The mistake: a date is taken for no Retry-After at all. Its back-off starts at
-            # half a second, so that its first retry is early by a second or more however busy
-            # the machine (from 1 s, a retry delayed by load could land after a date 2 s on).
-            return 0.5 * 2.0**attempt
+            # The mistake: a date is taken for no Retry-After at all, and its back-off (1, 2,
+            # 4 s) used instead: against a date 6 s on, two retries come early by seconds
+            # however busy the machine, and no third (the hammering threshold) before it.
+            return 2.0**attempt
     elif retry_after is not None:
         return max(0.0, retry_after_seconds(retry_after))
     return 2.0**attempt
