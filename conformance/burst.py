@@ -458,10 +458,14 @@ class Spender:
             # Before the first wave, and after a 429 in a window's last second (its back-off may
             # have ended late in the next window): a wave sent late would land late again.
             first_or_again = not burst.waves or burst.refusals > 0
-            wanted_fresh = (wave is None and first_or_again) or self.too_slow(burst, figure)
-            if fresh or not wanted_fresh or tries == FRESH_WINDOW_TRIES:
+            too_slow = self.too_slow(burst, figure)
+            waiting_helps = (wave is None and first_or_again) or too_slow
+            if fresh or not waiting_helps or tries == FRESH_WINDOW_TRIES:
                 break
             until = clock.seconds_until(latest.reset)  # type: ignore[arg-type]
+            if waited and too_slow:  # a sliding log: the wave's requests leave one by one
+                quiet = time.time() - latest.received
+                until = max(until, self.window_now(burst) + SETTLE_MARGIN - quiet)
             self.client.wait(self.label, until, "a fresh window to spend its quota in")
             probe = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
             burst.add([snapshot(probe)])

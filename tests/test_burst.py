@@ -356,18 +356,30 @@ def test_a_wave_begun_late_in_a_window_is_not_the_machines_best():
     assert "3 waves: 24 connections at 950 a second (begun late in a window: not counted)" in said
 
 
-def test_after_a_slow_wave_the_next_goes_at_full_width_in_a_fresh_window(monkeypatch):
+def slow_wave_late_in_a_window() -> tuple[FixedWindowServer, ConformanceClient, Burst]:
+    """A pro plan's 10-second window met with two seconds left, and the first wave, begun
+    there: it ran into the next window and halfway through it, reaching 20 a second on 24
+    connections, with no 429."""
     server = FixedWindowServer(limit=300, window=10)
-    server.start = time.time() - 8  # two seconds of the window left
     client = ConformanceClient(
         "http://petstore.test/v1",
         {"main": KEY},
         transport=httpx.MockTransport(server),
         async_transport=httpx.MockTransport(server),
     )
-    burst = Burst([snapshot(client.get("/categories", key="main"))])
-    # what the first wave, begun there, reached: 20 a second on 24 connections, no 429
+
+    def answer(elapsed: float, used: int):
+        server.start, server.used = time.time() - elapsed, used
+        return snapshot(client.get("/categories", key="main"))
+
+    burst = Burst([answer(8, 0)])
+    burst.add([answer(8, 1), answer(0, 0), answer(5, 200)])  # the wave's, in short
     burst.waves, burst.rates = [Wave(299, 24)], [Rate(20.0, 1, 0.0003, 24)]
+    return server, client, burst
+
+
+def test_after_a_slow_wave_the_next_goes_at_full_width_in_a_fresh_window(monkeypatch):
+    server, client, burst = slow_wave_late_in_a_window()
     waits = []
 
     def the_window_ends(label, seconds, reason):
@@ -382,3 +394,19 @@ def test_after_a_slow_wave_the_next_goes_at_full_width_in_a_fresh_window(monkeyp
     assert wave.requests == 300  # the fresh window's quota left, and one more
     # 301 in a window of 10 s need 30 a second: at 20 a second on 24, 36 connections
     assert wave.connections >= math.ceil(30 / (20.0 / 24))
+
+
+def test_a_window_that_frees_one_request_at_its_reset_is_waited_out_whole(monkeypatch):
+    server, client, burst = slow_wave_late_in_a_window()
+    waits = []
+
+    def a_sliding_log(label, seconds, reason):
+        # the first Reset frees the oldest request: the next one is a second away
+        waits.append(seconds)
+        server.start, server.used = time.time() - (9 if len(waits) == 1 else 0), 0
+        return 0.0
+
+    monkeypatch.setattr(client, "wait", a_sliding_log)
+    wave = Spender(client, "main", 300).next_wave(burst, 300, 1_204)
+    assert len(waits) == 2 and waits[1] >= 10  # then a whole window without the key's requests
+    assert wave is not None and wave.fresh
