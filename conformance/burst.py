@@ -19,11 +19,17 @@ left.
 Where one core cannot send a wave in time, several processes send it
 (`conformance.burst_processes`): the plan says how many, from the checker's CPU per request
 measured on the burst's earlier waves, up to the CPUs this process may run on.
+
+A quota is beyond this machine only once it has tried at its full width: a wave begun in a
+fresh window (the checker saw its Reset pass), on the connections the rate measured per
+connection calls for (or the most it opens), from as many processes as its CPU needs. A wave
+begun late in a window ran into the next one and proves nothing: it only measures.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import math
 import os
@@ -79,6 +85,10 @@ FRESH_WINDOW_TRIES = 3
 MEASURED_WAVE = 200
 """Fewest answers of a wave whose pace tells what this machine can send: in a smaller one,
 opening the connections weighs more than sending."""
+FRESH_SHARE = 0.75
+"""Share of its window the response before a wave must have had left, after the checker waited
+for its Reset, for the wave to be a fresh window's: a sliding window's Reset after a wave frees
+only its oldest request."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,8 @@ class Wave:
     requests: int
     connections: int  # in all, dealt out among the processes
     processes: int = 1
+    fresh: bool = False  # begun in a window the checker saw start (or one the headers hide)
+    full_width: bool = False  # as wide as a measured rate called for, or MAX_CONNECTIONS
 
 
 @dataclass(frozen=True)
@@ -190,11 +202,21 @@ async def _send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[
 @dataclass(frozen=True)
 class Rate:
     """What a wave reached: requests a second, from how many processes, and the CPU its
-    senders spent on each request."""
+    senders spent on each request; on how many connections, whether it was begun in a fresh
+    window and at full width (`Wave`), and whether it met a refusal."""
 
     per_second: float
     processes: int
     cpu_per_request: float
+    connections: int = 1
+    fresh: bool = False
+    full_width: bool = False
+    refused: bool = False
+
+    @property
+    def per_connection(self) -> float:
+        """Seconds each connection took per request."""
+        return self.connections / self.per_second
 
     @property
     def checker_bound(self) -> bool:
@@ -202,13 +224,40 @@ class Rate:
         return self.cpu_per_request * self.per_second >= BUSY * self.processes
 
 
-def rate_of(seen: list[Snapshot], processes: int, cpu: float) -> Rate | None:
-    """The rate a wave reached, from its first request sent to its last answer, with `cpu`
-    seconds of its senders; None for a wave too small to tell."""
+def rate_of(seen: list[Snapshot], wave: Wave, processes: int, cpu: float) -> Rate | None:
+    """The rate `wave` reached, from its first request sent to its last answer, from
+    `processes` with `cpu` seconds of its senders; None for a wave too small to tell."""
     if len(seen) < MEASURED_WAVE:
         return None
     span = max(s.received for s in seen) - min(s.exchange.started_at for s in seen)
-    return Rate(len(seen) / span, processes, cpu / len(seen)) if span > 0 else None
+    if span <= 0:
+        return None
+    refused = any(not s.served for s in seen)
+    return Rate(
+        len(seen) / span,
+        processes,
+        cpu / len(seen),
+        wave.connections,
+        wave.fresh,
+        wave.full_width,
+        refused,
+    )
+
+
+def width(rate: Rate) -> str:
+    """How wide a wave went: "64 connections from 2 processes"."""
+    text = f"{rate.connections} connection{'s' if rate.connections > 1 else ''}"
+    return text + (f" from {rate.processes} processes" if rate.processes > 1 else "")
+
+
+def tried(rates: list[Rate]) -> str:
+    """The timed waves, as the statement tells them."""
+    told = [
+        f"{width(rate)} at {rate.per_second:,.0f} a second"
+        + ("" if rate.fresh else " (begun late in a window: not counted)")
+        for rate in rates
+    ]
+    return f"{len(rates)} wave{'s' if len(rates) > 1 else ''}: " + ", then ".join(told)
 
 
 def senders_cpu() -> tuple[float, float]:
@@ -265,6 +314,8 @@ class Spender:
     label: str
     per_minute: int | None
     announce: Announce = lambda message: None
+    # the burst's responses read for `window_now`, and the window they showed
+    _window_seen: tuple[int, float] = field(default=(0, 0.0), init=False, repr=False)
 
     @functools.cached_property
     def window(self) -> float:
@@ -289,35 +340,51 @@ class Spender:
 
     def beyond_reach(self, burst: Burst, figure: int) -> bool:
         """True when this machine cannot land the quota and one more inside one window: the
-        fastest wave, sent as fast as it could go, is slower than that needs, and more
-        processes would not send faster (the senders were not what held it back, or there
-        were as many as this process may run on). Nothing more is spent then; whether the
-        limit holds stays open, with the figures (never a guess)."""
-        if burst.refused is not None or not burst.rates or not self.too_slow(burst, figure):
+        latest wave went at full width from the start of a fresh window and was slower than
+        that needs, and more processes would not send faster (the senders were not what held
+        it back, or there were as many as this process may run on). Nothing more is spent
+        then; whether the limit holds stays open, with the figures (never a guess) and the
+        waves tried. A wave begun late in a window is not the machine's best: the next one
+        goes in a fresh window, as wide as the rate it measured per connection calls for."""
+        if burst.refused is not None or not self.too_slow(burst, figure):
             return False
-        if self.more_processes(burst, figure):
-            return False  # the next wave's plan, from its CPU per request, sends from more
-        fastest = max(burst.rates, key=lambda rate: rate.per_second)
-        processes = f" from {fastest.processes} processes" if fastest.processes > 1 else ""
-        waves = f"{len(burst.rates)} wave{'s' if len(burst.rates) > 1 else ''}"
+        latest = burst.rates[-1]
+        if not (latest.fresh and latest.full_width) or self.more_processes(burst, figure):
+            return False
+        counted = [rate for rate in burst.rates if rate.fresh and not rate.refused]
+        fastest = max(counted, key=lambda rate: rate.per_second)
         burst.out_of_reach = (
-            f"{figure + 1:,} requests inside one window of {self.window:.0f} s need "
-            f"{self.needed(figure):,.0f} requests a second; this machine reached "
-            f"{fastest.per_second:,.0f} at most{processes} (over {waves})"
+            f"{figure + 1:,} requests inside one window of {self.window_now(burst):.0f} s need "
+            f"{self.needed(burst, figure):,.0f} requests a second; this machine reached "
+            f"{fastest.per_second:,.0f} at most, on {width(fastest)} from the start of a fresh "
+            f"window (over {tried(burst.rates)})"
         )
         return True
 
-    def needed(self, figure: int) -> float:
+    def window_now(self, burst: Burst) -> float:
+        """The window's length as the run has shown it so far: the run's first responses may
+        have come late in one, and a fresh window's first response shows nearly all of it.
+        (Read again only when the burst has more responses: the clock reads every Date.)"""
+        seen = len(burst.history)
+        if self._window_seen[0] != seen:
+            shown = window_length(burst.history, self.clock())
+            self._window_seen = (seen, max(self.window, shown))
+        return self._window_seen[1]
+
+    def needed(self, burst: Burst, figure: int) -> float:
         """Requests a second that land the quota and one more inside one window."""
-        return (figure + 1) / self.window
+        return (figure + 1) / self.window_now(burst)
 
     def too_slow(self, burst: Burst, figure: int) -> bool:
-        return max(rate.per_second for rate in burst.rates) < self.needed(figure)
+        """The latest timed wave met no refusal and was slower than the quota needs."""
+        if not burst.rates or burst.rates[-1].refused:
+            return False
+        return burst.rates[-1].per_second < self.needed(burst, figure)
 
     def more_processes(self, burst: Burst, figure: int) -> bool:
-        """True when the waves are too slow, the latest's senders held it back, and this
+        """True when the latest wave was too slow, its senders held it back, and this
         process may run on more CPUs than it was sent from."""
-        if not burst.rates or not self.too_slow(burst, figure):
+        if not self.too_slow(burst, figure):
             return False
         latest = burst.rates[-1]
         return latest.checker_bound and latest.processes < self.cpus
@@ -363,7 +430,7 @@ class Spender:
         self.announce(f"{self.label} key: its 429 came in its window's last second; once more")
         quiet = time.time() - burst.history[-1].received
         reason = "a whole window without its requests (a sliding window forgets them one by one)"
-        self.client.wait(self.label, self.window + SETTLE_MARGIN - quiet, reason)
+        self.client.wait(self.label, self.window_now(burst) + SETTLE_MARGIN - quiet, reason)
         fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
         burst.add([snapshot(fresh)])
 
@@ -372,45 +439,75 @@ class Spender:
 
     def next_wave(self, burst: Burst, figure: int, ceiling: int) -> Wave | None:
         """The next wave; where too little of the window is left to land it in (early in the
-        settled part, where it can be judged), first wait for a fresh one. After a fixed
-        window's Reset one is fresh; a sliding window frees one request at each Reset, so the
-        wait is repeated once, until the key's own earlier requests have left it. None when
-        the fresh window's first request was refused: there is nothing to spend."""
-        for tried in range(1, FRESH_WINDOW_TRIES + 1):
+        settled part, where it can be judged), or where the latest wave was too slow (the
+        next must be sent at full width in a whole window), first wait for a fresh one. After
+        a fixed window's Reset one is fresh; a sliding window frees one request at each
+        Reset, so the wait is repeated once, until the key's own earlier requests have left
+        it. None when the fresh window's first request was refused: nothing to spend."""
+        waited = False
+        for tries in range(1, FRESH_WINDOW_TRIES + 1):
             latest = burst.history[-1]
             wanted = min(self.wave_size(latest, figure), ceiling - burst.requests)
-            left = self.seconds_left(latest)
-            trip = round_trip(self.client.exchanges, self.label)
+            clock = self.clock()
+            left = self.seconds_left(latest, clock)
+            trip = self.trip(burst)
             processes = self.processes(burst, figure)
             wave = plan_wave(wanted, trip, left, processes)
+            hidden = self.hidden(latest, clock)
+            fresh = hidden or (waited and self.at_its_start(burst, latest, clock))
             # Before the first wave, and after a 429 in a window's last second (its back-off may
             # have ended late in the next window): a wave sent late would land late again.
             first_or_again = not burst.waves or burst.refusals > 0
-            waiting_helps = first_or_again and latest.reset is not None and left < 60.0
-            if wave is not None or not waiting_helps or tried == FRESH_WINDOW_TRIES:
+            too_slow = self.too_slow(burst, figure)
+            waiting_helps = (wave is None and first_or_again) or too_slow
+            if fresh or not waiting_helps or tries == FRESH_WINDOW_TRIES:
                 break
-            until = self.clock().seconds_until(latest.reset)  # type: ignore[arg-type]
+            until = clock.seconds_until(latest.reset)  # type: ignore[arg-type]
+            if waited and too_slow:  # a sliding log: the wave's requests leave one by one
+                quiet = time.time() - latest.received
+                until = max(until, self.window_now(burst) + SETTLE_MARGIN - quiet)
             self.client.wait(self.label, until, "a fresh window to spend its quota in")
-            fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
-            burst.add([snapshot(fresh)])
+            probe = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
+            burst.add([snapshot(probe)])
+            waited = True
             if burst.refused is not None:
                 return None
-        return wave or fallback_wave(wanted, trip, left, processes)
+        if wave is None:
+            wave = fallback_wave(wanted, trip, left, processes)
+            if self.too_slow(burst, figure):  # the wave that tells: as wide as it goes
+                wave = dataclasses.replace(wave, connections=min(MAX_CONNECTIONS, wanted))
+        full_width = bool(burst.rates) or wave.connections >= MAX_CONNECTIONS
+        return dataclasses.replace(wave, fresh=fresh, full_width=full_width)
+
+    def trip(self, burst: Burst) -> float:
+        """Seconds a connection takes per request: the key's round trip, or what the latest
+        timed wave reached per connection where that was slower (a server that handles a few
+        requests at a time, a busy machine): the next wave goes as wide as that calls for."""
+        measured = round_trip(self.client.exchanges, self.label)
+        return max([measured] + [rate.per_connection for rate in burst.rates[-1:]])
+
+    def at_its_start(self, burst: Burst, latest: Snapshot, clock: ServerClock) -> bool:
+        """The response had nearly all of its window before it, as its Reset shows: a fixed
+        window's first, not a sliding window's that is about to free its oldest request."""
+        shown = latest.reset - clock.handled_from(latest)  # type: ignore[operator]
+        return shown >= FRESH_SHARE * self.window_now(burst)
+
+    @staticmethod
+    def hidden(latest: Snapshot, clock: ServerClock) -> bool:
+        """The response shows no plausible Reset of the minute's window (none, or the day's)."""
+        return latest.reset is None or clock.seconds_left(latest.reset) > LONGEST_WAIT
 
     def wave_size(self, latest: Snapshot, figure: int) -> int:
         if latest.limit == figure and latest.remaining is not None:
             return latest.remaining + 1  # what the window has left, and the one beyond it
         return figure + 1  # the headers hide the minute's window: a whole minute's quota
 
-    def seconds_left(self, latest: Snapshot) -> float:
+    def seconds_left(self, latest: Snapshot, clock: ServerClock) -> float:
         """Time left in the latest response's window; a minute where its Reset is not
         plausible (absent, or a day away because the headers report the daily window)."""
-        if latest.reset is None:
+        if self.hidden(latest, clock):
             return 60.0
-        left = self.clock().seconds_left(latest.reset)
-        if left > LONGEST_WAIT:
-            return 60.0
-        return max(0.0, left)
+        return max(0.0, clock.seconds_left(latest.reset))  # type: ignore[arg-type]
 
     def send(self, burst: Burst, wave: Wave) -> None:
         processes = f" from {wave.processes} processes" if wave.processes > 1 else ""
@@ -428,7 +525,7 @@ class Spender:
         cpu = forked if from_processes else own_after - own
         seen = [snapshot(e) for e in sent]
         burst.add(seen)
-        rate = rate_of(seen, wave.processes if from_processes else 1, cpu)
+        rate = rate_of(seen, wave, wave.processes if from_processes else 1, cpu)
         if rate is not None:
             burst.rates.append(rate)
             self.announce(

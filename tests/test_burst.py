@@ -3,6 +3,7 @@ soon as the answer is known, at the first 429 or at the first request served bey
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -238,10 +239,11 @@ def spender_on(cpus: int) -> Spender:
     return spender
 
 
-# A wave's rate: requests a second, from how many processes, with the senders' CPU per request.
+# A wave's rate: requests a second, from how many processes, with the senders' CPU per request,
+# on how many connections, begun in a fresh window and at full width (or not).
 # The target held back the first (0.1 ms each at 640 a second: 6 % busy); the checker the second.
-SERVER_BOUND = Rate(640.0, 1, 0.0001)
-CHECKER_BOUND = Rate(812.5, 1, 0.0012)
+SERVER_BOUND = Rate(640.0, 1, 0.0001, MAX_CONNECTIONS, fresh=True, full_width=True)
+CHECKER_BOUND = Rate(812.5, 1, 0.0012, 8, fresh=True, full_width=True)
 
 
 def test_a_quota_this_machine_cannot_land_in_one_window_is_out_of_reach_with_the_figures():
@@ -252,17 +254,22 @@ def test_a_quota_this_machine_cannot_land_in_one_window_is_out_of_reach_with_the
     assert "60,001 requests inside one window of 60 s need 1,000 requests a second" in (
         burst.out_of_reach
     )
-    assert "reached 812 at most (over 2 waves)" in burst.out_of_reach
+    assert "reached 812 at most, on 8 connections from the start of a fresh window" in (
+        burst.out_of_reach
+    )
+    assert "(over 2 waves: 64 connections at 640 a second, then 8 connections at 812" in (
+        burst.out_of_reach
+    )
 
 
 def test_a_quota_within_reach_or_a_refusal_keeps_the_burst_going():
     spender = spender_on(cpus=1)
     burst = Burst(history_of_one_window(300, window=60))
-    burst.rates = [Rate(1_200.0, 1, 0.0001)]
+    burst.rates = [dataclasses.replace(SERVER_BOUND, per_second=1_200.0)]
     assert spender.beyond_reach(burst, 60_000) is False  # 1,000 a second are needed
     burst.rates = []
     assert spender.beyond_reach(burst, 60_000) is False  # nothing timed yet
-    burst.rates = [Rate(10.0, 1, 0.0001)]
+    burst.rates = [dataclasses.replace(SERVER_BOUND, per_second=10.0)]
     burst.refused = burst.history[-1]
     assert spender.beyond_reach(burst, 60_000) is False  # a refusal tells more than a rate
     assert burst.out_of_reach == ""
@@ -281,9 +288,9 @@ def test_a_wave_too_slow_for_its_senders_goes_next_from_more_processes():
     )
     assert wave.processes == 2
     # Two processes reached no more: as many as this process may run on; out of reach now.
-    burst.rates.append(Rate(930.0, 2, 0.0021))
+    burst.rates.append(Rate(930.0, 2, 0.0021, 16, fresh=True, full_width=True))
     assert spender.beyond_reach(burst, 60_000) is True
-    assert "reached 930 at most from 2 processes (over 2 waves)" in burst.out_of_reach
+    assert "reached 930 at most, on 16 connections from 2 processes" in burst.out_of_reach
 
 
 def test_a_wave_the_target_held_back_gets_no_more_processes():
@@ -324,3 +331,82 @@ def test_through_a_proxy_a_wave_goes_from_one_process_and_a_slow_one_is_out_of_r
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [CHECKER_BOUND]
     assert spender.beyond_reach(burst, 60_000) is True  # no process more to send from
+
+
+# A wave of 24 connections begun with two seconds of its window left: it ran into the next
+# window, so no 429 could come, and it measured 950 a second.
+LATE = Rate(950.0, 1, 0.0001, 24)
+
+
+def test_a_wave_begun_late_in_a_window_is_not_the_machines_best():
+    spender = spender_on(cpus=1)
+    burst = Burst(history_of_one_window(300, window=60))
+    burst.rates = [LATE]
+    assert spender.beyond_reach(burst, 60_000) is False
+    assert burst.out_of_reach == ""
+    # in a fresh window, but narrower than the rate measured per connection calls for
+    narrow = dataclasses.replace(SERVER_BOUND, per_second=500.0, connections=32, full_width=False)
+    burst.rates.append(narrow)
+    assert spender.beyond_reach(burst, 60_000) is False
+    # at full width from the start of a fresh window: that tells, and only that counts
+    burst.rates.append(SERVER_BOUND)
+    assert spender.beyond_reach(burst, 60_000) is True
+    said = burst.out_of_reach
+    assert "reached 640 at most, on 64 connections from the start of a fresh window" in said
+    assert "3 waves: 24 connections at 950 a second (begun late in a window: not counted)" in said
+
+
+def slow_wave_late_in_a_window() -> tuple[FixedWindowServer, ConformanceClient, Burst]:
+    """A pro plan's 10-second window met with two seconds left, and the first wave, begun
+    there: it ran into the next window and halfway through it, reaching 20 a second on 24
+    connections, with no 429."""
+    server = FixedWindowServer(limit=300, window=10)
+    client = ConformanceClient(
+        "http://petstore.test/v1",
+        {"main": KEY},
+        transport=httpx.MockTransport(server),
+        async_transport=httpx.MockTransport(server),
+    )
+
+    def answer(elapsed: float, used: int):
+        server.start, server.used = time.time() - elapsed, used
+        return snapshot(client.get("/categories", key="main"))
+
+    burst = Burst([answer(8, 0)])
+    burst.add([answer(8, 1), answer(0, 0), answer(5, 200)])  # the wave's, in short
+    burst.waves, burst.rates = [Wave(299, 24)], [Rate(20.0, 1, 0.0003, 24)]
+    return server, client, burst
+
+
+def test_after_a_slow_wave_the_next_goes_at_full_width_in_a_fresh_window(monkeypatch):
+    server, client, burst = slow_wave_late_in_a_window()
+    waits = []
+
+    def the_window_ends(label, seconds, reason):
+        waits.append(reason)
+        server.start, server.used = time.time(), 0
+        return 0.0
+
+    monkeypatch.setattr(client, "wait", the_window_ends)
+    wave = Spender(client, "main", 300).next_wave(burst, 300, 1_204)
+    assert waits == ["a fresh window to spend its quota in"]
+    assert wave is not None and wave.fresh and wave.full_width
+    assert wave.requests == 300  # the fresh window's quota left, and one more
+    # 301 in a window of 10 s need 30 a second: at 20 a second on 24, 36 connections
+    assert wave.connections >= math.ceil(30 / (20.0 / 24))
+
+
+def test_a_window_that_frees_one_request_at_its_reset_is_waited_out_whole(monkeypatch):
+    server, client, burst = slow_wave_late_in_a_window()
+    waits = []
+
+    def a_sliding_log(label, seconds, reason):
+        # the first Reset frees the oldest request: the next one is a second away
+        waits.append(seconds)
+        server.start, server.used = time.time() - (9 if len(waits) == 1 else 0), 0
+        return 0.0
+
+    monkeypatch.setattr(client, "wait", a_sliding_log)
+    wave = Spender(client, "main", 300).next_wave(burst, 300, 1_204)
+    assert len(waits) == 2 and waits[1] >= 10  # then a whole window without the key's requests
+    assert wave is not None and wave.fresh

@@ -51,6 +51,9 @@ RETRY_AFTER_TOO_SHORT = 1  # seconds, whatever the wait
 GUEST = Plan(100, 2_000)
 FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slowapi reports them
 SLOW_RESPONSE = 0.04  # seconds each response takes in the slow-responses variant
+TWO_WORKERS = 2  # requests handled at once in the two-workers variant, each taking WORKER_TIME
+WORKER_TIME = 0.045  # one connection then gives 22 requests a second, two workers 44
+LATE_WINDOW_LEFT = 2.5  # seconds of the first fixed window left at the first request (late-window)
 
 PETS: dict[str, dict[str, Any]] = {
     "1": {"id": 1, "name": "Rex", "category": {"id": 1, "name": "Dogs"}, "status": "available"},
@@ -185,6 +188,7 @@ class PetStoreDouble:
         self.refused_windows: dict[str, float] = {}  # the window end each caller was refused in
         self.announced_retry: dict[str, float] = {}
         self.early_requests: dict[str, int] = {}
+        self.workers = asyncio.Semaphore(TWO_WORKERS)
 
     def fault(self, name: str) -> bool:
         return name in self.faults
@@ -199,6 +203,9 @@ class PetStoreDouble:
         self.log_url(scope)
         if self.variant("slow-responses"):
             await asyncio.sleep(SLOW_RESPONSE)
+        if self.variant("two-workers"):
+            async with self.workers:
+                await asyncio.sleep(WORKER_TIME)
         if self.fault("nginx-in-front") and body_size(request) > NGINX_BODY_LIMIT:
             response = await self.nginx_413(request)
         else:
@@ -225,6 +232,10 @@ class PetStoreDouble:
 
     async def respond(self, request: Request) -> Response:
         now = time.time()
+        if self.variant("late-window") and self.limiter.phase == 0.0:
+            # Windows aligned to the clock, the run's first request late in one: so it is,
+            # every time, for a test, what a clock-aligned limiter does to a run now and then.
+            self.limiter.phase = (now + LATE_WINDOW_LEFT) % self.config.minute_seconds or 1e-9
         route = self.resolve(request.url.path)
         caller = self.authenticate(request, route)
         identity = "*" if self.fault("shared-counter") else caller.identity

@@ -362,6 +362,14 @@ VARIANTS: dict[str, str] = {
     "unknown-pets": "There are no pets: every petId is 404, with the deprecation headers.",
     "seeded-categories": "A few categories exist at start.",
     "slow-responses": "Every response takes 40 ms (a busy or distant server).",
+    "two-workers": (
+        "Requests are handled two at a time, 45 ms each (a threaded server with two threads): "
+        "one connection gets 22 a second, any number of them 44 at most."
+    ),
+    "late-window": (
+        "Fixed windows aligned to the clock (a Redis key per minute), the run's first request "
+        "2.5 s before one ends: the run's first responses show a short window."
+    ),
 }
 
 
