@@ -3,8 +3,9 @@
 Hand-written scenarios and generated tests alike send through `ConformanceClient`, so that three
 promises hold for the whole run, whatever a test does:
 
-- we are a good citizen on a shared server (`Retry-After`, exponential back-off with jitter, no
-  request on a limited key before its wait is over, a request budget; see `conformance.backoff`);
+- we are a good citizen on a shared server (a refusal's `Retry-After`, exponential back-off with
+  jitter, no request on a limited key before its wait is over, a request budget; see
+  `conformance.backoff`);
 - every request and response is recorded as an `Exchange`, the evidence the report shows;
 - no API key ever reaches a recorded exchange, a message or a curl line: tests name a key by its
   label ("main", "spare") or by a placeholder (`"bearer {main}"`), and the secret is put in only
@@ -49,6 +50,7 @@ __all__ = [
     "RESPONSE_BODY_LIMIT",
     "TargetThrottled",
     "TargetUnreachable",
+    "is_refusal",
 ]
 
 MAX_ATTEMPTS = 4
@@ -57,6 +59,14 @@ REFUSALS = (429, 503)
 """Statuses that refuse a request for now: backed off from and retried alike. A proxy's limiter
 (nginx's `limit_req`) answers 503 where the service answers 429."""
 NO_KEY = "none"
+
+
+def is_refusal(exchange: Exchange) -> bool:
+    """Whether the request was refused for now, so that its `Retry-After` is an order: a 429
+    (RFC 6585) or a 503 (RFC 9110 section 10.2.3). Anywhere else a `Retry-After` is
+    information: Flask-Limiter and slowapi send one on every 200, the seconds left in the
+    window, and waiting for it would stall a correct server's run for minutes."""
+    return exchange.status in REFUSALS
 
 
 class BudgetExhausted(Exception):
@@ -194,8 +204,9 @@ class ConformanceClient:
         exchange.
 
         `pace=False` keeps this response's `X-RateLimit-Remaining: 0` from holding the next
-        request until the reset: the one way to send the request that proves a 429. A
-        `Retry-After` is always honoured, whatever the status (RFC 9110 section 10.2.3).
+        request until the reset: the one way to send the request that proves a 429. The
+        `Retry-After` of a refusal (`is_refusal`) is always honoured; on any other response it
+        is information, never waited for.
 
         `key` names the credential sent as `Authorization: Bearer <key>`; `authorization` instead
         gives the header as a template (`"bearer {main}"`, `"Bearer not-a-key"`); `params` and
@@ -204,7 +215,7 @@ class ConformanceClient:
         prepared = self._prepare(method, path, key, authorization, headers, params, json, content)
         exchange = self._send_once(prepared, pace)
         attempts = 1
-        while exchange.status in REFUSALS and retry_on_429 and attempts < MAX_ATTEMPTS:
+        while is_refusal(exchange) and retry_on_429 and attempts < MAX_ATTEMPTS:
             exchange = self._send_once(prepared, pace)
             attempts += 1
         return exchange
@@ -499,12 +510,10 @@ class ConformanceClient:
     def _learn(self, label: str, exchange: Exchange, pace: bool = True) -> None:
         """Update the label's pacing from what the server said about its limits."""
         date = exchange.header("Date")
-        delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
-        if exchange.status in REFUSALS:
+        if is_refusal(exchange):
+            delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
             self._pacer.on_429(label, delay, exchange.status, exchange.started_at)
             return
-        if delay:  # RFC 9110 10.2.3: a Retry-After on any status says how long to stay away
-            self._pacer.block(label, delay, f"the Retry-After of its {exchange.status}")
         wait = reset_wait(
             exchange.header("X-RateLimit-Remaining"),
             exchange.header("X-RateLimit-Reset"),

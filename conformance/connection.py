@@ -23,6 +23,10 @@ import httpx
 
 EXPIRY_WARNING_DAYS = 14
 """A certificate that expires this soon gets a warning: the next nightly run may not connect."""
+RENEWAL_SHARE = 3
+"""A short-lived certificate (Caddy's internal CA issues them for 12 hours) is renewed by its
+server once a third of its lifetime is left, as ACME clients do: only past that point is its
+expiry news, so it is warned of then, or 14 days ahead, whichever comes later."""
 CA_HINT = "pass the CA's certificate with --ca-bundle FILE (PETSTORE_CA_BUNDLE)"
 INSECURE_HINT = "or, knowingly, --insecure to skip verification"
 CLIENT_CERT_HINT = "pass one with --client-cert FILE and --client-key FILE"
@@ -208,17 +212,39 @@ class TlsFacts:
     subject: str
     issuer: str
     not_after: datetime.datetime
+    not_before: datetime.datetime | None = None
+    names: tuple[str, ...] = ()  # the subject alternative names
 
     def days_left(self, now: datetime.datetime | None = None) -> int:
-        now = now or datetime.datetime.now(datetime.UTC)
-        return (self.not_after - now).days
+        return self.left(now).days
+
+    def left(self, now: datetime.datetime | None = None) -> datetime.timedelta:
+        return self.not_after - (now or datetime.datetime.now(datetime.UTC))
 
     def expiry_warning(self, now: datetime.datetime | None = None) -> str | None:
-        days = self.days_left(now)
-        if days >= EXPIRY_WARNING_DAYS:
+        left = self.left(now)
+        if left >= self.warning_span():
             return None
-        when = "expired" if days < 0 else f"expires in {days} day(s)"
-        return f"the target's TLS certificate {when}, on {self.expiry()} ({self.subject})"
+        if left < datetime.timedelta(0):
+            when = "expired"
+        elif left.days:
+            when = f"expires in {left.days} day(s)"
+        else:
+            when = f"expires in {left.seconds // 3600} hour(s)"
+        return f"the target's TLS certificate {when}, on {self.expiry()} ({self.name()})"
+
+    def warning_span(self) -> datetime.timedelta:
+        """How long before its expiry a certificate is warned of: 14 days, or the last third
+        of its lifetime where that is shorter."""
+        span = datetime.timedelta(days=EXPIRY_WARNING_DAYS)
+        if self.not_before is not None:
+            span = min(span, (self.not_after - self.not_before) / RENEWAL_SHARE)
+        return span
+
+    def name(self) -> str:
+        """The subject, or, where it is empty (Caddy's, ACME's), the names the certificate is
+        issued for."""
+        return self.subject or ", ".join(self.names) or "no subject, no names"
 
     def expiry(self) -> str:
         return self.not_after.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -227,6 +253,7 @@ class TlsFacts:
         return {
             "protocol": self.version,
             "subject": self.subject,
+            "names": list(self.names),
             "issuer": self.issuer,
             "expires": self.expiry(),
             "days_left": self.days_left(),
@@ -254,7 +281,22 @@ def peer_facts(response: httpx.Response) -> TlsFacts | None:
         subject=certificate.subject.rfc4514_string(),
         issuer=certificate.issuer.rfc4514_string(),
         not_after=certificate.not_valid_after_utc,
+        not_before=certificate.not_valid_before_utc,
+        names=alternative_names(certificate),
     )
+
+
+def alternative_names(certificate: Any) -> tuple[str, ...]:
+    """The DNS names and addresses of the subject alternative name extension, if any."""
+    from cryptography import x509
+
+    try:
+        extension = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    except x509.ExtensionNotFound:
+        return ()
+    names = extension.value.get_values_for_type(x509.DNSName)
+    addresses = extension.value.get_values_for_type(x509.IPAddress)
+    return tuple(names) + tuple(str(address) for address in addresses)
 
 
 # -- what the reports say ----------------------------------------------------------------------
@@ -297,6 +339,7 @@ def describe(fields: dict) -> str:
 
 def describe_tls(tls: dict) -> str:
     return (
-        f"{tls['protocol']}; certificate {tls['subject']}, issued by {tls['issuer']}, "
+        f"{tls['protocol']}; certificate {tls['subject'] or ', '.join(tls.get('names', []))}, "
+        f"issued by {tls['issuer']}, "
         f"expires {tls['expires']} (in {tls['days_left']} days)"
     )

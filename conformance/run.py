@@ -8,6 +8,7 @@ like a Pet Store API, and that the keys work.
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 import time
 import urllib.parse
@@ -183,7 +184,7 @@ def preflight(run: Run) -> None:
     """Refuse to start when the target cannot be certified at all, with one clear line."""
     for label in run.settings.keys:
         exchange = first_contact(run.client, label)
-        explain_refusal(exchange, label, run.settings.base_url)
+        explain_refusal(exchange, label, run.settings.base_url, run.client.tls_facts)
 
 
 def first_contact(client: ConformanceClient, label: str) -> Exchange:
@@ -195,8 +196,12 @@ def first_contact(client: ConformanceClient, label: str) -> Exchange:
         raise NoVerdict(f"the {label} API key is rate-limited for too long: {error}") from None
 
 
-def explain_refusal(exchange: Exchange, label: str, base_url: str) -> None:
+def explain_refusal(
+    exchange: Exchange, label: str, base_url: str, tls: connection.TlsFacts | None = None
+) -> None:
     variable = "PETSTORE_API_KEY" if label == "main" else "PETSTORE_SPARE_API_KEY"
+    if exchange.status == 421:
+        raise NoVerdict(misdirected(base_url, tls))
     if exchange.status == 401:
         raise NoVerdict(f"the {label} API key was refused (401) by {base_url}: check {variable}")
     if exchange.status == 403:
@@ -219,5 +224,35 @@ def explain_refusal(exchange: Exchange, label: str, base_url: str) -> None:
         except ValueError:
             raise NoVerdict(
                 f"{base_url} does not answer like a Pet Store API: GET /categories gave a "
-                f"{exchange.status} that is not JSON ({exchange.header('Content-Type')})"
+                f"{exchange.status} that is not JSON "
+                f"({exchange.header('Content-Type') or 'no Content-Type'})"
             ) from None
+
+
+def misdirected(base_url: str, tls: connection.TlsFacts | None) -> str:
+    """421 Misdirected Request (RFC 9110 section 15.5.20): the server will not answer for the
+    host name of the URL on this connection, as a TLS front that checks client certificates
+    (Caddy) answers a URL with an IP address, for which no name is sent (SNI)."""
+    url = urllib.parse.urlsplit(base_url)
+    names = list(tls.names) if tls else []
+    hosts = [name for name in names if "*" not in name and not is_address(name)]
+    if hosts:
+        port = f":{url.port}" if url.port else ""
+        named = url._replace(netloc=f"{hosts[0]}{port}").geturl()
+        fix = f"use the host name its certificate names, e.g. --base-url {named}"
+    elif names:
+        fix = f"use a host name its certificate names ({', '.join(names)}), not an IP address"
+    else:
+        fix = "use the host name its TLS certificate is issued for, not an IP address"
+    return (
+        f"{base_url} answered 421 Misdirected Request to GET /categories: the server will not "
+        f"answer for the host {url.hostname} on this connection; {fix}"
+    )
+
+
+def is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

@@ -16,7 +16,13 @@ import pytest
 
 from conformance import burst_processes
 from conformance.burst import Wave, send_wave
-from conformance.client import BudgetExhausted, ConformanceClient, TargetUnreachable
+from conformance.client import (
+    RESPONSE_BODY_LIMIT,
+    BudgetExhausted,
+    ConformanceClient,
+    TargetUnreachable,
+)
+from conformance.response_checks import error_object_problem
 
 KEY = "sk-transport-Secret+/=7"
 Respond = Callable[[int], tuple[bytes, bool]]
@@ -247,3 +253,18 @@ def test_a_process_whose_response_cannot_be_read_fails_the_wave_in_one_line(scri
     assert "not valid HTTP/1.1" in str(raised.value) and "\n" not in str(raised.value)
     assert KEY not in str(raised.value)
     assert len(client.exchanges) >= 6  # what was answered is recorded all the same
+
+
+def test_a_429s_error_body_longer_than_what_a_report_shows_is_judged_whole(scripted):
+    """An Error object of 8 KB is valid JSON: ERR-429-BODY reads all of it, the report shows
+    the first 4,000 characters."""
+    error = {"code": "rate_limited", "message": "m" * 8000, "status": 429}
+    body = json.dumps(error).encode()
+    head = "HTTP/1.1 429 X\r\nContent-Type: application/json\r\nRetry-After: 30\r\n"
+    answer = (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    server = scripted(lambda n: (answer, False))
+    with client_for(server) as client:
+        refused = send_wave(client, "main", Wave(1, 1))[0]
+    assert refused.json() == error
+    assert error_object_problem(refused) is None
+    assert len(refused.response_body) == RESPONSE_BODY_LIMIT < len(body)

@@ -767,12 +767,18 @@ def test_a_proxys_503_is_backed_off_from_and_retried_as_a_429():
     assert [round(gap) for gap in server.gaps()] == [1, 2]
 
 
-def test_a_retry_after_is_honoured_on_any_status():
+def test_a_retry_after_is_an_order_on_a_refusal_only():
+    """On a 503 it is waited for; on a 200, 201 or 301 (Flask-Limiter and slowapi send it on
+    every response: the seconds left in the window) it is information, never waited for."""
     unavailable = httpx.Response(503, headers={"Retry-After": "7"})
+    served = httpx.Response(200, headers={"Retry-After": "10"}, json=[])
+    created = httpx.Response(201, headers={"Retry-After": "10"}, json={"id": 1, "name": "x"})
     moved = httpx.Response(301, headers={"Retry-After": "5", "Location": "/v1/categories"})
-    client, server = make_client(unavailable, httpx.Response(200), moved, httpx.Response(200))
+    client, server = make_client(unavailable, served, created, moved, httpx.Response(200))
     assert client.get("/categories").status == 200
     assert 7.0 <= server.gaps()[0] <= 7.7
+    client.post("/categories", json={"name": "x"})
     client.get("/categories")
     client.get("/categories")
-    assert 5.0 <= server.gaps()[2] <= 5.5
+    assert server.gaps()[1:] == [0.0, 0.0, 0.0]
+    assert client.seconds_waited_per_key()["main"] == pytest.approx(server.gaps()[0])

@@ -5,6 +5,7 @@ The same suite under plain `pytest --pyargs conformance.suite` is checked here t
 
 from __future__ import annotations
 
+import datetime
 import http.server
 import json
 import os
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.connection import TlsFacts
+from conformance.run import misdirected
 from conformance.spec import catalogue
 from tests.double import running_double
 from tests.servers import reference_args, start_reference
@@ -296,12 +299,28 @@ class GarbageHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class MisdirectedHandler(http.server.BaseHTTPRequestHandler):
+    """Answers 421 with no body, as Caddy with client certificates answers a URL with an IP
+    address (no SNI): it will not answer for that host on this connection."""
+
+    def answer(self) -> None:
+        self.send_response(421)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_HEAD = answer
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+        pass
+
+
 @dataclass(frozen=True)
 class Targets:
     reference: str  # a working petstore-reference, base URL ending in /v1
     main: str
     spare: str
     garbage: str  # answers 200 text/html to everything
+    misdirected: str  # answers 421 with no body to everything
     closed: str  # a loopback port nobody listens on
 
 
@@ -318,17 +337,21 @@ def targets() -> Iterator[Targets]:
     reference = start_reference(reference_args([f"{main}:free", f"{spare}:free"]))
     garbage = http.server.ThreadingHTTPServer(("127.0.0.1", 0), GarbageHandler)
     threading.Thread(target=garbage.serve_forever, daemon=True).start()
+    misdirected = http.server.ThreadingHTTPServer(("127.0.0.1", 0), MisdirectedHandler)
+    threading.Thread(target=misdirected.serve_forever, daemon=True).start()
     try:
         yield Targets(
             reference=reference.base_url,
             main=main,
             spare=spare,
             garbage=f"http://127.0.0.1:{garbage.server_port}/v1",
+            misdirected=f"http://127.0.0.1:{misdirected.server_port}/v1",
             closed=closed_loopback_url(),
         )
     finally:
-        garbage.shutdown()
-        garbage.server_close()
+        for server in (garbage, misdirected):
+            server.shutdown()
+            server.server_close()
         reference.stop()
 
 
@@ -388,6 +411,11 @@ BAD_INPUTS: dict[str, tuple[BadInput, str]] = {
         lambda t: (["--base-url", t.garbage, "--api-key", t.main], {}),
         "Pet Store API",
     ),
+    "misdirected-421": (
+        lambda t: (["--base-url", t.misdirected, "--api-key", t.main], {}),
+        "421 Misdirected Request to GET /categories: the server will not answer for the host "
+        "127.0.0.1 on this connection; use the host name its TLS certificate is issued for",
+    ),
 }
 
 
@@ -403,6 +431,7 @@ def test_bad_input_is_one_line_and_exit_2(case: str, targets: Targets, tmp_path:
     assert len(lines) == 1, finished.describe()
     assert lines[0].startswith("petstore-conformance:"), lines[0]
     assert mentions in lines[0], lines[0]
+    assert "None" not in lines[0], lines[0]  # a Python value is no word for the user
     assert finished.stdout.strip() == "", finished.describe()
     assert list(tmp_path.iterdir()) == [], "a refused run wrote files"
     for key in (targets.main, targets.spare, REFUSED):
@@ -542,3 +571,24 @@ def test_one_header_fault_gives_one_short_block_and_a_closing_list(tmp_path: Pat
     assert "[LIM-HEADERS-VALID, MUST] X-RateLimit-Limit must be a whole number" in verbose.stdout
     assert "PASSED" in verbose.stdout
     assert "Traceback" not in verbose.output and "plugin.py" not in verbose.output
+
+
+# --- 421 Misdirected Request: the host name to use ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("names", "advice"),
+    [
+        (("10.0.0.5", "staging.internal"), "e.g. --base-url https://staging.internal:8443/v1"),
+        (("*.internal",), "use a host name its certificate names (*.internal), not an IP"),
+    ],
+)
+def test_a_421_names_the_host_name_the_certificate_is_issued_for(names, advice) -> None:
+    expires = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+    facts = TlsFacts("TLSv1.3", "", "CN=Caddy Local Authority", expires, names=names)
+    line = misdirected("https://10.0.0.5:8443/v1", facts)
+    assert line.startswith(
+        "https://10.0.0.5:8443/v1 answered 421 Misdirected Request to GET /categories: the "
+        "server will not answer for the host 10.0.0.5 on this connection; "
+    ), line
+    assert advice in line, line

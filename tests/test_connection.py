@@ -21,6 +21,7 @@ from conformance.connection import (
     ConnectionSetupError,
     TlsFacts,
     TlsOptions,
+    alternative_names,
     describe,
     explain_failure,
     proxy_for,
@@ -195,6 +196,37 @@ def test_expiry_warns_within_14_days_only() -> None:
         "(CN=staging.example)"
     )
     assert "certificate expired, on" in facts(-1).expiry_warning(NOW)
+
+
+def caddy_facts(hours_left: float) -> TlsFacts:
+    """Caddy's internal CA: a 12-hour certificate, no subject, named by its SAN alone."""
+    not_after = NOW + datetime.timedelta(hours=hours_left)
+    lifetime = datetime.timedelta(hours=12)
+    return TlsFacts(
+        "TLSv1.3",
+        "",
+        "CN=Caddy Local Authority",
+        not_after,
+        not_after - lifetime,
+        ("staging.internal", "10.0.0.5"),
+    )
+
+
+def test_a_short_lived_certificate_is_warned_of_only_past_its_renewal_point() -> None:
+    assert caddy_facts(11).expiry_warning(NOW) is None
+    assert caddy_facts(4.1).expiry_warning(NOW) is None  # its server renews it at 4 h left
+    assert caddy_facts(3.5).expiry_warning(NOW) == (
+        "the target's TLS certificate expires in 3 hour(s), on 2026-11-23T15:30:00Z "
+        "(staging.internal, 10.0.0.5)"
+    )
+
+
+def test_a_certificates_alternative_names_are_read(tmp_path: Path) -> None:
+    from cryptography import x509
+
+    issued = trustme.CA().issue_cert("staging.internal", "127.0.0.1")
+    certificate = x509.load_pem_x509_certificate(issued.cert_chain_pems[0].bytes())
+    assert alternative_names(certificate) == ("staging.internal", "127.0.0.1")
 
 
 def test_the_connection_is_described_plainly() -> None:

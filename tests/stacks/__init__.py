@@ -1,0 +1,1 @@
+"""Small Pet Store apps on the real rate-limit libraries vendors use (Flask-Limiter, slowapi)."""
