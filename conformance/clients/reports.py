@@ -5,13 +5,12 @@ server suite do the work; this module only gives them a client run's facts."""
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from conformance import __version__, spec
+from conformance import __version__, spec, strict_json
 from conformance.clients.judging import early_requests, wait_end
 from conformance.clients.runner import ScenarioRun
 from conformance.reports import badge, har, html, package, timeline
@@ -201,7 +200,7 @@ def report_html(client_run: ClientRun) -> str:
 
 def write(client_run: ClientRun, report_dir: Path, package_path: Path | None) -> Path | None:
     report_dir.mkdir(parents=True, exist_ok=True)
-    document = json.dumps(statement(client_run), indent=2, ensure_ascii=False) + "\n"
+    document = strict_json.dumps(statement(client_run), indent=2, ensure_ascii=False) + "\n"
     (report_dir / package.STATEMENT).write_text(document, encoding="utf-8")
     (report_dir / "report.html").write_text(report_html(client_run), encoding="utf-8")
     (report_dir / "junit.xml").write_bytes(junit(client_run))
