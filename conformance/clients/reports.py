@@ -16,7 +16,7 @@ from conformance.clients.runner import ScenarioRun
 from conformance.reports import badge, har, html, package, timeline
 from conformance.reports.console import failure_blocks, plain, verdict_lines
 from conformance.reports.statement import iso, requirement_entry
-from conformance.verdict import Verdict
+from conformance.verdict import NO_VERDICT, Verdict
 
 
 @dataclass
@@ -132,8 +132,14 @@ def junit(client_run: ClientRun) -> bytes:
             if (outcome.requirement.id, test_id) in failed_ids:
                 message = next(f.message for f in outcome.failures if f.test_id == test_id)
                 ET.SubElement(case, "failure", message=plain(message)).text = plain(message)
+    no_verdict = client_run.verdict.verdict == NO_VERDICT
+    if no_verdict:  # CI colours a build from JUnit: a run that decided nothing is not green
+        case = ET.SubElement(suite, "testcase", classname="requirements", name="verdict")
+        message = plain(f"{NO_VERDICT}: {client_run.verdict.reason}")
+        ET.SubElement(case, "error", message=message).text = message
     suite.set("tests", str(len(suite)))
     suite.set("failures", str(len(failed_ids)))
+    suite.set("errors", str(int(no_verdict)))
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
 
 
