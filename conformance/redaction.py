@@ -1,8 +1,10 @@
 """Keeping API keys out of everything the checker writes: the keys by label, put into a request
 only at send time and replaced by `***` (or, in a shell line, by their environment variable) in
-whatever is recorded, printed or reported.
+whatever is recorded, printed or reported: raw, URL-encoded, JSON-escaped, base64 or base64url,
+whatever a target echoes them as. A proxy's password is taken out the same way.
 
-The client and the burst's own transport both redact through `Secrets`.
+The client, the burst's own transport and the client mode's recorder all redact through
+`Secrets`.
 """
 
 from __future__ import annotations
