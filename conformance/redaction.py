@@ -45,6 +45,7 @@ def text_forms(secret: str) -> set[str]:
         quote_plus(secret),
         str(httpx.QueryParams({"k": secret}))[2:],
         jsonlib.dumps(secret)[1:-1],
+        jsonlib.dumps(secret)[1:-1].replace("/", "\\/"),  # PHP's json_encode escapes "/"
     }
 
 
