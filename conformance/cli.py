@@ -37,6 +37,7 @@ METAVARS = {
     "ca_bundle": "FILE",
     "client_cert": "FILE",
     "client_key": "FILE",
+    "user_agent": "TEXT",
 }
 # `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify FILE.zip`,
 # `petstore-conformance client --command CMD`: words no run option or pytest argument starts

@@ -15,6 +15,7 @@ promises hold for the whole run, whatever a test does:
 from __future__ import annotations
 
 import contextlib
+import http.cookiejar
 import json as jsonlib
 import random
 import re
@@ -38,7 +39,13 @@ from conformance.backoff import (
     reset_wait,
     retry_after_seconds,
 )
-from conformance.connection import TlsFacts, explain_failure, peer_facts, without_credentials
+from conformance.connection import (
+    TlsFacts,
+    explain_failure,
+    peer_facts,
+    proxy_credentials,
+    without_credentials,
+)
 from conformance.recording import RESPONSE_BODY_LIMIT, Exchange, Recorder, Sent
 from conformance.redaction import Secrets
 
@@ -102,6 +109,12 @@ def may_resend(error: httpx.TransportError, request: httpx.Request) -> bool:
     )
 
 
+def no_cookies() -> http.cookiejar.CookieJar:
+    """A jar that keeps nothing: the interface is bearer-only, and a cookie sent back would let
+    a target tell the checker's requests from others' (and answer them differently)."""
+    return http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+
+
 def _unreachable_reason(error: httpx.TransportError, timeout: float) -> str:
     if isinstance(error, httpx.TimeoutException):
         return f"no response within {timeout:g} s ({type(error).__name__})"
@@ -154,11 +167,13 @@ class ConformanceClient:
         ssl_context: ssl.SSLContext | None = None,
         proxy: str | None = None,
         curl_options: Sequence[str] = (),
+        user_agent: str = f"petstore-conformance/{__version__}",
     ):
         self.base_url = base_url
+        self.user_agent = user_agent
         self.max_requests = max_requests
         self.timeout = timeout
-        self._secrets = Secrets(keys)
+        self._secrets = Secrets(keys, proxy_credentials(proxy))
         self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait, on_wait)
         self._on_exchange = on_exchange
         self._recorder = Recorder(self._secrets, body_dir, curl_options)
@@ -182,6 +197,7 @@ class ConformanceClient:
             timeout=timeout,
             follow_redirects=False,  # a redirect is something to check, not to follow silently
             headers=self._default_headers(),
+            cookies=no_cookies(),
         )
 
     # -- public API -------------------------------------------------------------------------
@@ -283,6 +299,7 @@ class ConformanceClient:
             timeout=self.timeout,
             follow_redirects=False,
             headers=self._default_headers(),
+            cookies=no_cookies(),
             limits=limits,
         ) as session:
             yield session
@@ -490,7 +507,7 @@ class ConformanceClient:
         return exchange
 
     def _default_headers(self) -> dict[str, str]:
-        return {"User-Agent": f"petstore-conformance/{__version__}"}
+        return {"User-Agent": self.user_agent}
 
     def _build(self, prepared: _Prepared) -> httpx.Request:
         headers = dict(prepared.headers)

@@ -181,6 +181,18 @@ def without_credentials(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
+def proxy_credentials(url: str | None) -> list[str]:
+    """A proxy URL's password, and `user:password` as Basic authentication sends it (base64 of
+    it): secrets a target behind the proxy may echo. Texts shorter than 8 characters are left
+    out: hiding them would hide ordinary text too."""
+    parts = urllib.parse.urlsplit(url or "")
+    if parts.password is None:
+        return []
+    password = urllib.parse.unquote(parts.password)
+    pair = f"{urllib.parse.unquote(parts.username or '')}:{password}"
+    return [text for text in (password, pair) if len(text) >= 8]
+
+
 # -- what a failure means --------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from pytest_html import extras
 from conformance import causes, certification, checks, connection, fronts, hints
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
-from conformance.reports import console, html, statement
+from conformance.reports import console, html, junit, statement
 from conformance.run import NoVerdict, Run, open_run
 from conformance.settings import (
     ENVIRONMENT,
@@ -59,6 +59,8 @@ HELP = {
     "client_key": "PEM private key of --client-cert (unencrypted; not needed when the "
     "certificate file holds it)",
     "insecure": "do not verify the target's TLS certificate (stated in every report)",
+    "user_agent": "the User-Agent every request sends (default petstore-conformance/VERSION; "
+    "stated in every report)",
 }
 
 
@@ -323,6 +325,8 @@ def pytest_sessionfinish(session: pytest.Session):
     certification.write_evidence(run, state.verdict)
     session.exitstatus = state.conclusion.exit_status
     yield  # pytest-html and junitxml write their reports here
+    if session.config.option.xmlpath:
+        junit.agree(Path(session.config.option.xmlpath), state.verdict, state.conclusion)
     certification.write_package(run, state.conclusion)
     session.exitstatus = state.conclusion.exit_status  # 2 if the package could not be written
 
@@ -391,7 +395,8 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         terminalreporter.write_line(f"warning: {warning}")
     terminalreporter.write_line(
         f"target {run.settings.base_url}, plan {run.settings.plan}, profile "
-        f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key})"
+        f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key}); "
+        f"User-Agent {run.settings.user_agent!r}"
     )
     terminalreporter.write_line(f"connection: {connection.describe(run.connection_fields())}")
     if run.har_note:

@@ -8,7 +8,6 @@ exchange is recorded, redacted and numbered the same way.
 from __future__ import annotations
 
 import functools
-import json as jsonlib
 import shlex
 import sys
 import threading
@@ -18,6 +17,7 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
+from conformance import strict_json
 from conformance.redaction import (
     CONTROL_BYTES,
     Secrets,
@@ -73,7 +73,7 @@ class Exchange:
 
     def json(self) -> Any:
         """Parse the whole (redacted) body; raises ValueError when it is not JSON."""
-        return jsonlib.loads(self._full_body)
+        return strict_json.loads(self._full_body)
 
     def media_type(self) -> str | None:
         """Content-Type without parameters, lower-cased: `; charset=utf-8` must not fail a check."""

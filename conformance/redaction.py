@@ -1,20 +1,27 @@
 """Keeping API keys out of everything the checker writes: the keys by label, put into a request
 only at send time and replaced by `***` (or, in a shell line, by their environment variable) in
-whatever is recorded, printed or reported.
+whatever is recorded, printed or reported: raw, URL-encoded, JSON-escaped, base64 or base64url,
+whatever a target echoes them as. A proxy's password is taken out the same way.
 
-The client and the burst's own transport both redact through `Secrets`.
+The client, the burst's own transport and the client mode's recorder all redact through
+`Secrets`.
 """
 
 from __future__ import annotations
 
+import base64
 import json as jsonlib
 import re
 import shlex
+from collections.abc import Iterable
 from urllib.parse import quote, quote_plus
 
 import httpx
 
 REDACTED = "***"
+HIDDEN = ""  # the label of a secret that is only taken out (a proxy's password)
+INNER_MINIMUM = 8
+"""Base64 characters an inner form must have: shorter ones would hide ordinary text."""
 ENV_VARS = {"main": "PETSTORE_API_KEY", "spare": "PETSTORE_SPARE_API_KEY"}
 """The variables a user already has set (the checker reads them), so curl lines run as printed."""
 # Bytes a shell line cannot carry as they are: C0 controls (tab and newline too: pasted into an
@@ -23,26 +30,56 @@ CONTROL_BYTES = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def encoded_forms(secret: str) -> set[str]:
-    """The ways a secret may show up: raw, URL-encoded (path or query) or JSON-escaped."""
-    forms = {
+    """The ways a secret may show up: raw, URL-encoded (path or query) or JSON-escaped; and
+    base64 or base64url (a server that echoes credentials encodes them so), as URL-encoded too."""
+    forms = text_forms(secret)
+    for coded in base64_forms(secret.encode("utf-8")) | base64_forms(f"Bearer {secret}".encode()):
+        forms |= text_forms(coded)
+    return {form for form in forms if form}
+
+
+def text_forms(secret: str) -> set[str]:
+    return {
         secret,
         quote(secret, safe=""),
         quote_plus(secret),
         str(httpx.QueryParams({"k": secret}))[2:],
         jsonlib.dumps(secret)[1:-1],
+        jsonlib.dumps(secret)[1:-1].replace("/", "\\/"),  # PHP's json_encode escapes "/"
     }
-    return {form for form in forms if form}
+
+
+def base64_forms(secret: bytes) -> set[str]:
+    """base64 and base64url of `secret`, padded and not, and the part of it that reads the same
+    wherever the secret sits inside longer encoded text (`Bearer <key>`, a JSON document): at
+    each of the three byte offsets, the characters that encode the secret's bytes alone."""
+    forms: set[str] = set()
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(secret).decode("ascii")
+        forms |= {whole, whole.rstrip("=")}
+        for offset in range(3):
+            # Shifted by `offset` bytes, the secret's own groups start where the pad ends.
+            inner = encode(bytes(offset) + secret).decode("ascii")
+            start = 4 if offset else 0
+            end = (offset + len(secret)) // 3 * 4
+            if end - start >= INNER_MINIMUM:
+                forms.add(inner[start:end])
+    return forms
 
 
 class Secrets:
     """Knows the keys by label: puts them into templates at send time and takes them out after."""
 
-    def __init__(self, keys: dict[str, str]):
+    def __init__(self, keys: dict[str, str], hidden: Iterable[str] = ()):
+        """`hidden`: other secrets (a proxy's password) to take out, never to put in."""
         self._keys = {label: secret for label, secret in keys.items() if secret}
         self._form_labels: dict[str, str] = {}
         for label, secret in self._keys.items():
             for form in encoded_forms(secret):
                 self._form_labels.setdefault(form, label)
+        for secret in filter(None, hidden):
+            for form in encoded_forms(secret):
+                self._form_labels.setdefault(form, HIDDEN)
         forms = sorted(self._form_labels, key=len, reverse=True)
         self._secret_pattern = re.compile("|".join(map(re.escape, forms))) if forms else None
         names = sorted(set(self._keys) | set(ENV_VARS))
@@ -65,7 +102,8 @@ class Secrets:
         """Labels whose secret appears in `text` (in any encoding)."""
         if self._secret_pattern is None:
             return []
-        return [self._form_labels[m.group(0)] for m in self._secret_pattern.finditer(text)]
+        labels = (self._form_labels[m.group(0)] for m in self._secret_pattern.finditer(text))
+        return [label for label in labels if label != HIDDEN]
 
     def redact(self, text: str) -> str:
         if self._secret_pattern is None:
@@ -85,7 +123,12 @@ class Secrets:
         position = 0
         for match in self._secret_pattern.finditer(text):
             parts.append(_escape_in_double_quotes(text[position : match.start()]))
-            variable = env_var(self._form_labels[match.group(0)])
+            label = self._form_labels[match.group(0)]
+            if label == HIDDEN:
+                parts.append(REDACTED)
+                position = match.end()
+                continue
+            variable = env_var(label)
             glued = re.match(r"\w", text[match.end() : match.end() + 1])  # "$VARx" names VARx
             parts.append("${" + variable + "}" if glued else "$" + variable)
             position = match.end()

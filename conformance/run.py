@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
+import shutil
 import time
 import urllib.parse
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance import checks, connection, response_checks
@@ -84,6 +86,7 @@ class Run:
 
     def close(self) -> None:
         self.client.close()
+        shutil.rmtree(hypothesis_storage(self.settings.report_dir), ignore_errors=True)
         if self.reference is not None:
             self.reference.stop()
             self.reference = None
@@ -123,6 +126,7 @@ def open_run(options: dict[str, Any]) -> Run:
         # The bundled reference listens on loopback: no proxy of the environment is for it.
         proxy = connection.proxy_for(settings.base_url) if reference is None else None
         run = Run(settings, make_client(settings, proxy), reference=reference, proxy=proxy)
+        keep_hypothesis_storage_in(settings.report_dir)
         run.warnings.extend(check_url(settings.base_url))
         preflight(run)
         run.warnings.extend(connection_warnings(run))
@@ -131,6 +135,19 @@ def open_run(options: dict[str, Any]) -> Run:
             reference.stop()
         raise
     return run
+
+
+def hypothesis_storage(report_dir: Path) -> Path:
+    return report_dir / ".hypothesis"
+
+
+def keep_hypothesis_storage_in(report_dir: Path) -> None:
+    """Hypothesis caches the constants of local modules under `.hypothesis` in the working
+    directory, whatever `database=None` says: a run writes nothing outside its report folder,
+    so its cache goes there, and is removed when the run ends."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(hypothesis_storage(report_dir))
 
 
 def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClient:
@@ -156,6 +173,7 @@ def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClie
         ssl_context=ssl_context,
         proxy=proxy,
         curl_options=settings.tls.curl_options(),
+        user_agent=settings.user_agent,
     )
 
 

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+from xml.etree import ElementTree
 
 import pytest
 
@@ -173,3 +174,13 @@ def test_a_stopped_run_stops_its_clients(tmp_path):
     while is_running(client) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not is_running(client)
+
+
+def test_a_client_that_sends_nothing_has_no_verdict_and_junit_says_so(tmp_path):
+    """CI colours a build from JUnit: no test case failed, yet the run decided nothing."""
+    reports = tmp_path / "reports"
+    process = run_client("--command", "true", "--report-dir", str(reports))
+    assert process.returncode == 2, process.stdout + process.stderr
+    suite = ElementTree.parse(reports / "junit.xml").getroot()
+    errors = [error.get("message") for error in suite.iter("error")]
+    assert suite.get("errors") == "1" and errors[0].startswith("no verdict: not checked:")

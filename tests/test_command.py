@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from conformance.cli import SUBCOMMANDS
 from conformance.connection import TlsFacts
 from conformance.run import misdirected
 from conformance.spec import catalogue
+from tests.checker_runs import CheckerRun, assert_outputs_agree
 from tests.double import running_double
 from tests.servers import reference_args, start_reference
 
@@ -82,7 +84,36 @@ def run_command(
         text=True,
         timeout=timeout,
     )
-    return Finished(process.returncode, process.stdout, process.stderr, cwd)
+    finished = Finished(process.returncode, process.stdout, process.stderr, cwd)
+    report_dir = checker_report_dir(command, cwd, environment or {})
+    if report_dir is not None:
+        statement_path = report_dir / "conformance.json"
+        statement = json.loads(statement_path.read_text()) if statement_path.is_file() else {}
+        run = CheckerRun(finished.status, statement, finished.output, report_dir, ("", ""), [])
+        assert_outputs_agree(run)
+    return finished
+
+
+def checker_report_dir(command: list[str], cwd: Path, environment: dict[str, str]) -> Path | None:
+    """Where a run of the checker writes its reports; None for any other command (plain
+    pytest, compare, verify, the client mode)."""
+    if "conformance.cli" in command:
+        args = command[command.index("conformance.cli") + 1 :]
+    elif Path(command[0]).name == "petstore-conformance":
+        args = command[1:]
+    else:
+        return None
+    if args and args[0] in SUBCOMMANDS:
+        return None
+    folder = environment.get("PETSTORE_REPORT_DIR", "reports")
+    for position, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--report-dir" and position + 1 < len(args):
+            folder = args[position + 1]
+        elif arg.startswith("--report-dir="):
+            folder = arg.split("=", 1)[1]
+    return cwd / folder
 
 
 def checker(*args: str) -> list[str]:

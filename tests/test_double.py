@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from conformance.spec import catalogue
-from tests.double import FAULTS, VARIANTS, WARNINGS, running_double, start_double
+from tests.double import FAULTS, HOSTILE, VARIANTS, WARNINGS, running_double, start_double
 from tests.double.launcher import PROJECT_ROOT
 
 KEYS = {
@@ -245,6 +245,8 @@ def test_registries_are_large_and_name_catalogued_requirements() -> None:
     unknown = {name: f.requirement for name, f in FAULTS.items() if f.requirement not in ids}
     assert not unknown
     assert not set(FAULTS) & set(VARIANTS)
+    # A hostile mode is started as a fault: its name must not shadow one.
+    assert not set(HOSTILE) & (set(FAULTS) | set(WARNINGS) | set(VARIANTS))
 
 
 def test_faults_break_musts_and_deviations_shoulds() -> None:

@@ -66,6 +66,7 @@ def test_resolve_reads_the_environment(monkeypatch):
     monkeypatch.setenv("PETSTORE_CLIENT_CERT", "pki/client.pem")
     monkeypatch.setenv("PETSTORE_CLIENT_KEY", "pki/client.key")
     monkeypatch.setenv("PETSTORE_INSECURE", "1")
+    monkeypatch.setenv("PETSTORE_USER_AGENT", "curl/8.5.0")
     options = resolve({})
     assert options == {
         "base_url": BASE,
@@ -88,10 +89,22 @@ def test_resolve_reads_the_environment(monkeypatch):
         "client_cert": Path("pki/client.pem"),
         "client_key": Path("pki/client.key"),
         "insecure": True,
+        "user_agent": "curl/8.5.0",
     }
     built = Settings(**options)
     assert built.plan_limits == (500, 20_000)
     assert built.budget == 25
+    assert built.user_agent == "curl/8.5.0"
+
+
+@pytest.mark.parametrize("agent", ["", " ", "curl/8\r\nX-Injected: 1", "agent\u00e9", "x" * 257])
+def test_a_user_agent_that_is_no_header_value_is_refused(agent):
+    with pytest.raises(SettingsError, match="--user-agent"):
+        Settings(base_url=BASE, api_key=MAIN, user_agent=agent)
+
+
+def test_the_default_user_agent_names_the_checker():
+    assert Settings(base_url=BASE, api_key=MAIN).user_agent.startswith("petstore-conformance/")
 
 
 def test_environment_values_are_stripped_and_blank_means_absent(monkeypatch):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from conformance import strict_json
 from conformance.recording import Exchange
 from conformance.redaction import Secrets, redact_authorization
 
@@ -159,6 +159,6 @@ async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
 
 def _json_or_not(body: bytes) -> Any:
     try:
-        return json.loads(body)
+        return strict_json.loads(body)
     except ValueError:
         return NOT_JSON

@@ -5,19 +5,18 @@ server suite do the work; this module only gives them a client run's facts."""
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from conformance import __version__, spec
+from conformance import __version__, spec, strict_json
 from conformance.clients.judging import early_requests, wait_end
 from conformance.clients.runner import ScenarioRun
 from conformance.reports import badge, har, html, package, timeline
 from conformance.reports.console import failure_blocks, plain, verdict_lines
 from conformance.reports.statement import iso, requirement_entry
-from conformance.verdict import Verdict
+from conformance.verdict import NO_VERDICT, Verdict
 
 
 @dataclass
@@ -133,8 +132,14 @@ def junit(client_run: ClientRun) -> bytes:
             if (outcome.requirement.id, test_id) in failed_ids:
                 message = next(f.message for f in outcome.failures if f.test_id == test_id)
                 ET.SubElement(case, "failure", message=plain(message)).text = plain(message)
+    no_verdict = client_run.verdict.verdict == NO_VERDICT
+    if no_verdict:  # CI colours a build from JUnit: a run that decided nothing is not green
+        case = ET.SubElement(suite, "testcase", classname="requirements", name="verdict")
+        message = plain(f"{NO_VERDICT}: {client_run.verdict.reason}")
+        ET.SubElement(case, "error", message=message).text = message
     suite.set("tests", str(len(suite)))
     suite.set("failures", str(len(failed_ids)))
+    suite.set("errors", str(int(no_verdict)))
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
 
 
@@ -201,7 +206,7 @@ def report_html(client_run: ClientRun) -> str:
 
 def write(client_run: ClientRun, report_dir: Path, package_path: Path | None) -> Path | None:
     report_dir.mkdir(parents=True, exist_ok=True)
-    document = json.dumps(statement(client_run), indent=2, ensure_ascii=False) + "\n"
+    document = strict_json.dumps(statement(client_run), indent=2, ensure_ascii=False) + "\n"
     (report_dir / package.STATEMENT).write_text(document, encoding="utf-8")
     (report_dir / "report.html").write_text(report_html(client_run), encoding="utf-8")
     (report_dir / "junit.xml").write_bytes(junit(client_run))

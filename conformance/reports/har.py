@@ -11,7 +11,6 @@ a HAR of 61 MB). The file is written entry by entry, never held whole in memory.
 from __future__ import annotations
 
 import datetime
-import json
 from collections import Counter
 from collections.abc import Collection, Iterable
 from http import HTTPStatus
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlsplit
 
-from conformance import __version__
+from conformance import __version__, strict_json
 from conformance.client import RESPONSE_BODY_LIMIT
 
 if TYPE_CHECKING:
@@ -174,10 +173,10 @@ def write(path: Path, exchanges: Iterable[Exchange], cited: Collection[int] = ()
     listed, comment = selected(exchanges, cited)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
-        head = json.dumps(log_head(comment), ensure_ascii=False, separators=(",", ":"))
+        head = strict_json.dumps(log_head(comment), ensure_ascii=False, separators=(",", ":"))
         out.write('{"log":' + head[:-1] + ',"entries":[')
         for n, exchange in enumerate(listed):
             out.write("," if n else "")
-            out.write(json.dumps(entry(exchange), ensure_ascii=False, separators=(",", ":")))
+            out.write(strict_json.dumps(entry(exchange), ensure_ascii=False, separators=(",", ":")))
         out.write("]}}\n")
     return comment

@@ -108,6 +108,7 @@ def facts_table(run: Run, verdict: Verdict) -> str:
             "Checker",
             f"petstore-conformance {__version__}, seed {settings.seed}, run {settings.run_id}",
         ),
+        ("User-Agent", settings.user_agent),
         (
             "Requests spent",
             f"{run.client.requests_sent} of a budget of {settings.budget} ({per_key})",

@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from conformance import connection, spec
+from conformance import connection, spec, strict_json
 
 STATEMENT = "conformance.json"
 MANIFEST = "manifest.json"
@@ -42,6 +42,7 @@ FACTS = (
     "run_id",
     "time",
     "connection",
+    "user_agent",  # the name the run's requests gave: a target may answer it better than others
 )
 OUTCOMES = {"passed", "failed", "warned", "not-tested"}
 INTACT, ALTERED, UNREADABLE = 0, 1, 2
@@ -69,7 +70,8 @@ def build(zip_path: Path, report_dir: Path, baseline: Path | None = None) -> Pat
     zip_path.parent.mkdir(parents=True, exist_ok=True)
     partial = zip_path.with_name(zip_path.name + ".partial")
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        text = strict_json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+        archive.writestr(MANIFEST, text)
         for name, data in files.items():
             archive.writestr(name, data)
     partial.replace(zip_path)

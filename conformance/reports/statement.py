@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance import __version__, spec
+from conformance import __version__, spec, strict_json
 from conformance.verdict import RequirementOutcome, Verdict
 
 if TYPE_CHECKING:
@@ -78,6 +77,9 @@ def statement(
         "bundled_reference": run.reference is not None,
         # The proxy, the CAs trusted, whether the certificate was verified at all, its facts.
         "connection": run.connection_fields(),
+        # A target may serve this name better than others: what was certified is how it
+        # answered a client calling itself so.
+        "user_agent": settings.user_agent,
         "plan": settings.plan,
         "plan_limits": {
             "requests_per_minute": settings.plan_limits[0],
@@ -116,4 +118,5 @@ def statement(
 def write(path: Path, run: Run, verdict: Verdict, additions: dict | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     document = statement(run, verdict, time.time(), additions)
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = strict_json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")

@@ -4,11 +4,12 @@ Importing this package starts nothing: `FAULTS` and `VARIANTS` are plain registr
 `start_double` launches the server as a subprocess (`python -m tests.double`).
 """
 
-from tests.double.behaviours import FAULTS, VARIANTS, WARNINGS, Fault
+from tests.double.behaviours import FAULTS, HOSTILE, VARIANTS, WARNINGS, Fault
 from tests.double.launcher import DoubleFailedToStart, running_double, start_double
 
 __all__ = [
     "FAULTS",
+    "HOSTILE",
     "VARIANTS",
     "WARNINGS",
     "DoubleFailedToStart",

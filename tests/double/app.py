@@ -24,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tests.double.behaviours import check_names
+from tests.double.behaviours import HOSTILE, check_names
+from tests.double.hostile import HostileTarget
 from tests.double.limiter import PLANS, Decision, Limiter, Plan, Window
 
 MAX_BODY = 64 * 1024
@@ -698,4 +699,5 @@ def build_app(config: DoubleConfig) -> ASGIApp:
     app: ASGIApp = PetStoreDouble(config)
     if "gzip" in config.variants:
         app = GZipMiddleware(app, minimum_size=0)
-    return app
+    hostile = config.faults & set(HOSTILE)
+    return HostileTarget(app, hostile) if hostile else app

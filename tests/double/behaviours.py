@@ -372,6 +372,28 @@ VARIANTS: dict[str, str] = {
     ),
 }
 
+# Hostile targets (tests/double/hostile.py): servers that attack the checker's outputs rather
+# than break a requirement; tests/test_hostile_outputs.py holds the invariant each one tests.
+HOSTILE: dict[str, str] = {
+    "echo-credentials-base64": (
+        "Debug middleware echoes each request's credentials: the key and the Authorization "
+        "value in base64 and base64url headers, inside an encoded dump of the request, and in "
+        "a 201's body."
+    ),
+    "huge-number-ids": "Category ids are written as 1e999999, a JSON number no float holds.",
+    "deep-nesting": "401 Error bodies carry an extra field of arrays nested 100,000 deep.",
+    "session-cookie": (
+        "Every served request sets a session cookie; a request carrying it back without "
+        "Authorization is served as the key it was issued to."
+    ),
+    "refusal-for-68-years": (
+        "A 429 asks the key to wait 68 years: Retry-After and X-RateLimit-Reset say so."
+    ),
+    "fingerprint-user-agent": (
+        "The rate-limit headers are sent only to a User-Agent containing petstore-conformance."
+    ),
+}
+
 
 class UnknownBehaviour(ValueError):
     """A fault or variant name that is not in the registries."""
@@ -380,7 +402,7 @@ class UnknownBehaviour(ValueError):
 def check_names(faults: Iterable[str], variants: Iterable[str]) -> None:
     """Raise UnknownBehaviour naming the first fault or variant that does not exist."""
     for name in faults:
-        if name not in FAULTS and name not in WARNINGS:
+        if name not in FAULTS and name not in WARNINGS and name not in HOSTILE:
             raise UnknownBehaviour(f"unknown fault {name!r}")
     for name in variants:
         if name not in VARIANTS:

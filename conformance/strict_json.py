@@ -1,0 +1,78 @@
+"""JSON as RFC 8259 defines it, both ways, whatever a target sends.
+
+Reading a target's body: `NaN` and `Infinity` are not JSON (Python's parser takes them), a
+number too large for a float (`1e999999`) is kept as its text rather than turned into an
+infinity no strict parser would read back, and a body nested deeper than `MAX_DEPTH` is refused
+as unreadable (RFC 8259 section 9 lets a parser limit nesting) rather than crashing the check
+that reads it. Writing a report: never `NaN` or `Infinity`, whatever slipped through.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_DEPTH = 128
+"""Levels of nesting read; the interface's bodies have three at most."""
+
+
+class OutOfRange(str):
+    """A JSON number no float can hold, kept as the text the target sent."""
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse a target's JSON; ValueError where it is not strict JSON or is nested too deep."""
+    try:
+        document = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than this checker reads ({MAX_DEPTH})") from None
+    if _may_be_deep(text) and depth(document) > MAX_DEPTH:
+        raise ValueError(f"JSON nested deeper than this checker reads ({MAX_DEPTH})")
+    return document
+
+
+def dumps(document: Any, **options: Any) -> str:
+    """`json.dumps` that writes strict JSON: a non-finite number becomes its text."""
+    try:
+        return json.dumps(document, allow_nan=False, **options)
+    except ValueError:
+        return json.dumps(_finite_only(document), allow_nan=False, **options)
+
+
+def depth(document: Any) -> int:
+    """Levels of arrays and objects, counted without recursion."""
+    deepest = 0
+    stack = [(document, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            deepest = max(deepest, level)
+            stack.extend((item, level + 1) for item in value)
+    return deepest
+
+
+def _may_be_deep(text: str | bytes) -> bool:
+    opening = (b"[", b"{") if isinstance(text, bytes) else ("[", "{")
+    return text.count(opening[0]) + text.count(opening[1]) > MAX_DEPTH
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value (RFC 8259)")
+
+
+def _finite(text: str) -> float | OutOfRange:
+    number = float(text)
+    return number if math.isfinite(number) else OutOfRange(text)
+
+
+def _finite_only(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {key: _finite_only(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_only(item) for item in value]
+    return value
