@@ -40,6 +40,7 @@ from conformance.backoff import (
 from conformance.connection import TlsFacts, explain_failure, peer_facts, without_credentials
 from conformance.recording import RESPONSE_BODY_LIMIT, Exchange, Recorder, Sent
 from conformance.redaction import Secrets
+from conformance.service_kind import FRONT_REFUSALS, ServiceKind, front_refusal
 
 __all__ = [
     "BudgetExhausted",
@@ -55,7 +56,8 @@ MAX_ATTEMPTS = 4
 """Attempts per request when retrying 429s: enough to ride out a window, few enough to be polite."""
 REFUSALS = (429, 503)
 """Statuses that refuse a request for now: backed off from and retried alike. A proxy's limiter
-(nginx's `limit_req`) answers 503 where the service answers 429."""
+(nginx's `limit_req`) answers 503 where the service answers 429; one that answers another status
+(HAProxy's `deny`: 403) is known by its answer being unlike the service's (`refused`)."""
 NO_KEY = "none"
 
 
@@ -204,10 +206,18 @@ class ConformanceClient:
         prepared = self._prepare(method, path, key, authorization, headers, params, json, content)
         exchange = self._send_once(prepared, pace)
         attempts = 1
-        while exchange.status in REFUSALS and retry_on_429 and attempts < MAX_ATTEMPTS:
+        while self.refused(exchange) and retry_on_429 and attempts < MAX_ATTEMPTS:
             exchange = self._send_once(prepared, pace)
             attempts += 1
         return exchange
+
+    def refused(self, exchange: Exchange) -> bool:
+        """Refused for now: a 429 or 503, or a refusal a front made whatever its status."""
+        if exchange.status in REFUSALS:
+            return True
+        return exchange.status in FRONT_REFUSALS and front_refusal(
+            exchange, ServiceKind(self.exchanges)
+        )
 
     def get(self, path: str, **kwargs: Any) -> Exchange:
         return self.request("GET", path, **kwargs)
@@ -500,7 +510,7 @@ class ConformanceClient:
         """Update the label's pacing from what the server said about its limits."""
         date = exchange.header("Date")
         delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
-        if exchange.status in REFUSALS:
+        if self.refused(exchange):
             self._pacer.on_429(label, delay, exchange.status, exchange.started_at)
             return
         if delay:  # RFC 9110 10.2.3: a Retry-After on any status says how long to stay away

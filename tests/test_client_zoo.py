@@ -6,9 +6,7 @@ Each client is run twice at once, and both runs must come out alike."""
 
 from __future__ import annotations
 
-import fcntl
 import json
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _missing
+from tests.npm import installed
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_ZOO = ROOT / "tests" / "client_zoo" / "python"
@@ -141,20 +139,7 @@ def certify(client: Client, report_dir: Path) -> Outcome:
 
 @pytest.fixture(scope="session")
 def node_clients() -> Path:
-    """The Node clients' packages, installed from the lock file when node_modules is missing
-    (as .ci/run does); one installer at a time among the xdist workers."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        _missing("node and npm are not installed")
-    with open(NODE_ZOO / "node_modules.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (NODE_ZOO / "node_modules").is_dir():
-            subprocess.run(
-                ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=NODE_ZOO,
-                check=True,
-                timeout=300,
-            )
-    return NODE_ZOO
+    return installed(NODE_ZOO)
 
 
 # The clients are judged on their waits, measured as the server saw them: beside seven busy
