@@ -7,8 +7,9 @@ shown under the failure in the console, the HTML report and conformance.json. Th
   error page): made by something in front of the service, such as a proxy;
 - an HTML error page from the service's own `Server` where it answers JSON: the framework's
   default error page, which the service should replace with its JSON errors;
-- a refusal made in front (a 503 or 429 from a proxy's limiter): what answered, and when, against
-  what the service's own headers still said was left of the quota;
+- a refusal made in front (a proxy's limiter's 403, 429 or 503: conformance.service_kind):
+  what answered, and when, against what the service's own headers still said was left of the
+  quota;
 - rate-limit headers on the service's successes but missing on the 4xx a framework makes
   before the handler runs: the limiter or header middleware runs after the router, the body
   parser or the auth layer;
