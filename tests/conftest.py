@@ -29,6 +29,7 @@ LONG_SECONDS = {
     "test_nginx_front.py": 30.0,
     "test_haproxy_front.py": 25.0,
     "test_node_stacks.py": 30.0,
+    "test_go_stacks.py": 45.0,
     "test_verdicts.py": 30.0,
     "test_framework_defaults.py": 25.0,
 }

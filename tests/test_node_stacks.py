@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.checker_runs import CheckerRun, assert_no_key_in_outputs, new_keys, run_command
+from tests.checker_runs import CheckerRun, run_against_app
 from tests.npm import installed
-from tests.servers import start_server
 
 pytestmark = [pytest.mark.node, pytest.mark.slow]
 
@@ -32,17 +31,9 @@ def node_stacks() -> Path:
 
 
 def checked(stacks: Path, tmp_path: Path, app: str, config: str, plan: str) -> CheckerRun:
-    keys = new_keys()
     command = ["node", str(stacks / app), "--config", config]
     command += ["--minute-seconds", str(MINUTE_SECONDS)]
-    command += [arg for key in keys for arg in ("--key", f"{key}:{plan}")]
-    server = start_server(command)
-    try:
-        run = run_command(server.base_url, keys, tmp_path / "report", plan=plan)
-    finally:
-        server.stop()
-    assert_no_key_in_outputs(run)
-    return run
+    return run_against_app(command, "--key", tmp_path / "report", plan)
 
 
 def blocked(run: CheckerRun) -> dict[str, list[str]]:
