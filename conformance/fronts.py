@@ -31,7 +31,7 @@ def judge(exchanges: list[Exchange], results: list[CheckResult]) -> list[CheckRe
     for exchange in exchanges:
         if not front_refusal(exchange, service):
             continue
-        cause = broken_by(exchange, service)
+        cause = broken_by(exchange)
         if cause is None:
             continue
         what = (
@@ -55,17 +55,8 @@ def judge(exchanges: list[Exchange], results: list[CheckResult]) -> list[CheckRe
     return found
 
 
-def broken_by(refusal: Exchange, service: ServiceKind) -> str | None:
-    """The one requirement a front's refusal breaks, if any: its status, else its headers. A
-    429 is taken for a front's only on two signs (another Server or a proxy's page; or no
-    headers where the service sends them, and an HTML page or quota said to be left): an HTML
-    429 from a service that names no Server may be its limiter's own default page, whose
-    failures are its own (express-rate-limit's)."""
+def broken_by(refusal: Exchange) -> str | None:
+    """The one requirement a front's refusal breaks, if any: its status, else its headers."""
     if refusal.status != 429:
         return CAUSE
-    if refusal.header(RATE_LIMIT_HEADER) is not None:
-        return None
-    signs = service.differences(refusal)
-    if "server" in signs or "page" in signs or service.bare_while_quota_left(refusal):
-        return BARE_429
-    return BARE_429 if "body" in signs and service.bare_where_headed(refusal) else None
+    return BARE_429 if refusal.header(RATE_LIMIT_HEADER) is None else None

@@ -71,7 +71,7 @@ class ServiceKind:
         bare = exchange.header(RATE_LIMIT_HEADER) is None
         if bare and len(self.headed - {exchange.id}) == self.others(exchange) > 0:
             found["headers"] = "no rate-limit headers where every other response had them"
-        elif exchange.status in FRONT_REFUSALS and self.bare_while_quota_left(exchange):
+        elif exchange.status in FRONT_REFUSALS and self.bare_where_headed(exchange):
             found["headers"] = "no rate-limit headers where the service's answers carry them"
         return found
 
@@ -107,12 +107,6 @@ class ServiceKind:
         others = self.others(exchange)
         return others > 0 and len(self.headed - {exchange.id}) >= USUAL * others
 
-    def bare_while_quota_left(self, refusal: Exchange) -> bool:
-        """A refusal without the rate-limit headers the service sends on nearly every answer,
-        while its last answer to the key said quota remained: two signs of another's refusal,
-        where one alone (missing headers: a middleware order) would not do."""
-        return self.bare_where_headed(refusal) and (self.quota_left(refusal) or 0) > 0
-
     def framework_page(self, exchange: Exchange) -> bool:
         """An HTML page where the service answers JSON, from the service's own Server."""
         return self.html_page(exchange) and not self.unlike(exchange)
@@ -120,11 +114,18 @@ class ServiceKind:
 
 def front_refusal(exchange: Exchange, service: ServiceKind) -> bool:
     """A refusal by a limiter in front of the service: one of its refusal statuses, in an answer
-    the service did not make (unlike its own, or bare of its headers while it said quota was
-    left)."""
+    the service did not make. Two signs are needed (another Server or a proxy's page; or no
+    rate-limit headers where the service sends them, with an HTML page where it answers JSON or
+    while it said quota was left): an HTML 403 or 429 from a service that names no Server may be
+    its framework's or its limiter's own default page (express-rate-limit's), its own failure."""
     if exchange.status not in FRONT_REFUSALS:
         return False
-    return service.unlike(exchange) or service.bare_while_quota_left(exchange)
+    signs = service.differences(exchange)
+    if "server" in signs or "page" in signs:
+        return True
+    if not service.bare_where_headed(exchange):
+        return False
+    return "body" in signs or (service.quota_left(exchange) or 0) > 0
 
 
 def proxy_signature(exchange: Exchange) -> str | None:
