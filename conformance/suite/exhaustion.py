@@ -33,7 +33,7 @@ from conformance.ratelimit import (
     snapshot,
 )
 from conformance.response_checks import retry_after_seconds
-from conformance.service_kind import FRONT_REFUSALS
+from conformance.service_kind import ServiceKind, front_refusal
 from conformance.settings import Settings
 from conformance.spec import all_requirements
 
@@ -81,7 +81,8 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
         room = main_before is not None and has_room(main_before, settings, client)
         if room and is_429(burst):
             main_after = snapshot(client.get(PATH, key="main", retry_on_429=False))
-    judge_burst(burst, settings, ServerClock.of(client.exchanges), by_statuses(client, burst))
+    clock = ServerClock.of(client.exchanges)
+    judge_burst(burst, settings, clock, by_statuses(client, burst), fronted(client, burst))
     if not is_429(burst):
         return
     refused = burst.refused
@@ -119,8 +120,18 @@ def by_statuses(client: ConformanceClient, burst: Burst) -> OwnCount | None:
     return own_count(of_the_key(client.exchanges, refused.exchange.key_label), refused)
 
 
+def fronted(client: ConformanceClient, burst: Burst) -> bool:
+    """Whether the burst's refusal was made in front of the service (conformance.fronts)."""
+    refused = burst.refused
+    return refused is not None and front_refusal(refused.exchange, ServiceKind(client.exchanges))
+
+
 def judge_burst(
-    burst: Burst, settings: Settings, clock: ServerClock, own: OwnCount | None = None
+    burst: Burst,
+    settings: Settings,
+    clock: ServerClock,
+    own: OwnCount | None = None,
+    front: bool = False,
 ) -> None:
     per_minute = settings.plan_limits[0]
     tally = counting(burst.history, clock)
@@ -132,7 +143,7 @@ def judge_burst(
             f"quota: {tally.problem}",
             burst.history[-1].exchange,
         )
-    judge_enforcement(burst, clock, own)
+    judge_enforcement(burst, clock, own, front)
     if own is not None:
         judge_quota_by_statuses(own, settings)
         return
@@ -192,7 +203,9 @@ def judge_quota(
         expect("LIM-QUOTA-HONOURED", True, "refused after Remaining 0", refused.exchange)
 
 
-def judge_enforcement(burst: Burst, clock: ServerClock, own: OwnCount | None = None) -> None:
+def judge_enforcement(
+    burst: Burst, clock: ServerClock, own: OwnCount | None = None, front: bool = False
+) -> None:
     beyond, refused = burst.beyond, burst.refused
     if beyond is not None:
         expect(
@@ -206,10 +219,11 @@ def judge_enforcement(burst: Burst, clock: ServerClock, own: OwnCount | None = N
         spent = any(
             s.served and s.remaining == 0 and s.reset == refused.reset for s in burst.history
         )
-        if not spent and refused.status not in FRONT_REFUSALS:
+        if not spent and not front:
             left_open(
-                f"the burst ended on a {refused.status}, not a refusal over a limit: whether "
-                "the limit is enforced stays open"
+                f"the burst ended on a {refused.status} while quota was left, not known for a "
+                "refusal over a limit (a server shedding load may answer 503): whether the "
+                "limit is enforced stays open"
             )
         # A front's 403 while the service still had room is a refusal over a limit too.
         expect(
