@@ -48,6 +48,7 @@ from conformance.connection import (
 )
 from conformance.recording import RESPONSE_BODY_LIMIT, Exchange, Recorder, Sent
 from conformance.redaction import Secrets
+from conformance.service_kind import FRONT_REFUSALS, ServiceKind, front_refusal
 
 __all__ = [
     "BudgetExhausted",
@@ -57,23 +58,15 @@ __all__ = [
     "RESPONSE_BODY_LIMIT",
     "TargetThrottled",
     "TargetUnreachable",
-    "is_refusal",
 ]
 
 MAX_ATTEMPTS = 4
 """Attempts per request when retrying 429s: enough to ride out a window, few enough to be polite."""
 REFUSALS = (429, 503)
 """Statuses that refuse a request for now: backed off from and retried alike. A proxy's limiter
-(nginx's `limit_req`) answers 503 where the service answers 429."""
+(nginx's `limit_req`) answers 503 where the service answers 429; one that answers another status
+(HAProxy's `deny`: 403) is known by its answer being unlike the service's (`refused`)."""
 NO_KEY = "none"
-
-
-def is_refusal(exchange: Exchange) -> bool:
-    """Whether the request was refused for now, so that its `Retry-After` is an order: a 429
-    (RFC 6585) or a 503 (RFC 9110 section 10.2.3). Anywhere else a `Retry-After` is
-    information: Flask-Limiter and slowapi send one on every 200, the seconds left in the
-    window, and waiting for it would stall a correct server's run for minutes."""
-    return exchange.status in REFUSALS
 
 
 class BudgetExhausted(Exception):
@@ -221,7 +214,7 @@ class ConformanceClient:
 
         `pace=False` keeps this response's `X-RateLimit-Remaining: 0` from holding the next
         request until the reset: the one way to send the request that proves a 429. The
-        `Retry-After` of a refusal (`is_refusal`) is always honoured; on any other response it
+        `Retry-After` of a refusal (`refused`) is always honoured; on any other response it
         is information, never waited for.
 
         `key` names the credential sent as `Authorization: Bearer <key>`; `authorization` instead
@@ -231,10 +224,21 @@ class ConformanceClient:
         prepared = self._prepare(method, path, key, authorization, headers, params, json, content)
         exchange = self._send_once(prepared, pace)
         attempts = 1
-        while is_refusal(exchange) and retry_on_429 and attempts < MAX_ATTEMPTS:
+        while self.refused(exchange) and retry_on_429 and attempts < MAX_ATTEMPTS:
             exchange = self._send_once(prepared, pace)
             attempts += 1
         return exchange
+
+    def refused(self, exchange: Exchange) -> bool:
+        """Refused for now, so that its `Retry-After` is an order: a 429 (RFC 6585), a 503 (RFC
+        9110 section 10.2.3), or a refusal a front made whatever its status. Anywhere else a
+        `Retry-After` is information: Flask-Limiter and slowapi send one on every 200, the
+        seconds left in the window, and waiting for it would stall a correct server's run."""
+        if exchange.status in REFUSALS:
+            return True
+        return exchange.status in FRONT_REFUSALS and front_refusal(
+            exchange, ServiceKind(self.exchanges)
+        )
 
     def get(self, path: str, **kwargs: Any) -> Exchange:
         return self.request("GET", path, **kwargs)
@@ -527,7 +531,7 @@ class ConformanceClient:
     def _learn(self, label: str, exchange: Exchange, pace: bool = True) -> None:
         """Update the label's pacing from what the server said about its limits."""
         date = exchange.header("Date")
-        if is_refusal(exchange):
+        if self.refused(exchange):
             delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
             self._pacer.on_429(label, delay, exchange.status, exchange.started_at)
             return

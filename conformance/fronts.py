@@ -1,39 +1,62 @@
 """A limit enforced in front of the service: the refusals a proxy's limiter makes.
 
-nginx's `limit_req` answers a burst over its rate with 503 and its own HTML page, without the
-service's rate-limit headers or a Retry-After. Such a refusal is one cause: it fails
-LIM-429-WHEN-EXCEEDED (a refusal over a limit that is not a 429), and every other failure on that
-same response (a 503 where a 200 was due, the missing headers) gives way to it, so that the
-requirements it kept from a judgement are "blocked by" it. A request the service answered
-itself is judged as usual. Read from the run's exchanges once its tests are over.
+nginx's `limit_req` answers a burst over its rate with 503 and its own HTML page; HAProxy's
+`deny` with 403 and its page; either may be set to answer 429, even with a JSON body, but
+without the service's rate-limit headers or its `Server`. Such a refusal is one cause, whatever
+its status: not a 429, it fails LIM-429-WHEN-EXCEEDED (a refusal over a limit must be a 429); a
+429 without the service's headers, LIM-HEADERS-PRESENT. Every other failure on that same
+response (a 403 where a 400 was due) gives way to it, so that the requirements it kept from a
+judgement are "blocked by" it. A request the service answered itself is judged as usual. Read
+from the run's exchanges once its tests are over.
 """
 
 from __future__ import annotations
 
 from conformance.checks import CheckResult
 from conformance.client import Exchange
-from conformance.hints import ServiceKind, front_refusal, refusal_circumstances
+from conformance.hints import refusal_circumstances
+from conformance.service_kind import RATE_LIMIT_HEADER, ServiceKind, front_refusal
 
 CAUSE = "LIM-429-WHEN-EXCEEDED"
+BARE_429 = "LIM-HEADERS-PRESENT"
 
 
 def judge(exchanges: list[Exchange], results: list[CheckResult]) -> list[CheckResult]:
-    """A failed LIM-429-WHEN-EXCEEDED on each refusal made in front of the service that is not
-    a 429, recorded under the test whose request it refused."""
+    """A failure on each refusal made in front of the service, recorded under the test whose
+    request it refused: LIM-429-WHEN-EXCEEDED where it is not a 429, LIM-HEADERS-PRESENT where
+    it is one without the rate-limit headers."""
     service = ServiceKind(exchanges)
-    refused = [e for e in exchanges if e.status != 429 and front_refusal(e, service)]
     tests = {r.exchange.id: r.test_id for r in results if r.exchange is not None}
-    return [
-        CheckResult(
-            CAUSE,
-            False,
-            f"a refusal over a limit must be a 429, got {exchange.status} from something in "
-            f"front of the service ({'; '.join(service.differences(exchange).values())}), "
-            f"{refusal_circumstances(exchange, exchanges)}",
-            tests.get(exchange.id, ""),
-            exchange,
-            observed=True,
-            whole_response=True,
+    found = []
+    for exchange in exchanges:
+        if not front_refusal(exchange, service):
+            continue
+        cause = broken_by(exchange)
+        if cause is None:
+            continue
+        what = (
+            f"a refusal over a limit must be a 429, got {exchange.status}"
+            if cause == CAUSE
+            else "a 429 must carry the rate-limit headers, this one has none"
         )
-        for exchange in refused
-    ]
+        found.append(
+            CheckResult(
+                cause,
+                False,
+                f"{what}, from something in front of the service "
+                f"({'; '.join(service.differences(exchange).values())}), "
+                f"{refusal_circumstances(exchange, exchanges)}",
+                tests.get(exchange.id, ""),
+                exchange,
+                observed=True,
+                whole_response=True,
+            )
+        )
+    return found
+
+
+def broken_by(refusal: Exchange) -> str | None:
+    """The one requirement a front's refusal breaks, if any: its status, else its headers."""
+    if refusal.status != 429:
+        return CAUSE
+    return BARE_429 if refusal.header(RATE_LIMIT_HEADER) is None else None

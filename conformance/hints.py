@@ -7,8 +7,9 @@ shown under the failure in the console, the HTML report and conformance.json. Th
   error page): made by something in front of the service, such as a proxy;
 - an HTML error page from the service's own `Server` where it answers JSON: the framework's
   default error page, which the service should replace with its JSON errors;
-- a refusal made in front (a 503 or 429 from a proxy's limiter): what answered, and when, against
-  what the service's own headers still said was left of the quota;
+- a refusal made in front (a proxy's limiter's 403, 429 or 503: conformance.service_kind):
+  what answered, and when, against what the service's own headers still said was left of the
+  quota;
 - rate-limit headers on the service's successes but missing on the 4xx a framework makes
   before the handler runs: the limiter or header middleware runs after the router, the body
   parser or the auth layer;
@@ -18,23 +19,13 @@ shown under the failure in the console, the HTML report and conformance.json. Th
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from conformance.client import REFUSALS, Exchange
+from conformance.recording import Exchange
+from conformance.service_kind import RATE_LIMIT_HEADER, ServiceKind, front_refusal
 from conformance.verdict import RequirementOutcome, Verdict
 
-RATE_LIMIT_HEADER = "X-RateLimit-Limit"
-# How the stock error pages of common proxies sign themselves (nginx: `<center>nginx</center>`).
-PROXY_SIGNATURES = {
-    "<center>nginx": "nginx",
-    "<center>openresty": "OpenResty",
-    "<address>apache": "Apache httpd",
-    "haproxy": "HAProxy",
-}
-# The share of the other responses that must agree before a response counts as unlike them.
-USUAL = 0.8
 # Statuses a framework answers before a handler runs, and the layer that answers them.
 LAYERS = {
     400: "the body parser or the request validation",
@@ -69,7 +60,7 @@ def hints_for(
         framework_page_hint(failing, service),
     ]
     if outcome.requirement.id == "LIM-HEADERS-PRESENT":
-        own = [exchange for exchange in failing if not service.unlike(exchange)]
+        own = [e for e in failing if not service.unlike(e) and not front_refusal(e, service)]
         found.append(middleware_order_hint(own, exchanges))
     if outcome.requirement.id == "LIM-PER-CALLER":
         found.append(
@@ -81,72 +72,6 @@ def hints_for(
         # A proxy's 5xx says nothing about how the service handled the input.
         found.append(crash_hint([e for e in failing if not service.unlike(e)]))
     return [hint for hint in found if hint]
-
-
-class ServiceKind:
-    """What the service's own responses are like: the Server they name, JSON bodies, and
-    whether they carry the rate-limit headers."""
-
-    def __init__(self, exchanges: list[Exchange]):
-        self.ids = {exchange.id for exchange in exchanges}
-        self.servers = Counter(exchange.header("Server") for exchange in exchanges)
-        with_body = [exchange for exchange in exchanges if exchange.response_body.strip()]
-        self.json_share = share(e.media_type() == "application/json" for e in with_body)
-        self.headed = {e.id for e in exchanges if e.header(RATE_LIMIT_HEADER) is not None}
-
-    def others(self, exchange: Exchange) -> int:
-        """How many responses of the run there are besides `exchange`."""
-        return len(self.ids - {exchange.id})
-
-    def usual_server(self, exchange: Exchange) -> str | None:
-        """The Server most other responses name, when nearly all agree (None: no such one)."""
-        counts = self.servers.copy()
-        if exchange.id in self.ids:
-            counts[exchange.header("Server")] -= 1
-        others = self.others(exchange)
-        if others < 3:
-            return None
-        value, seen = counts.most_common(1)[0]
-        return value if seen >= USUAL * others else None
-
-    def differences(self, exchange: Exchange) -> dict[str, str]:
-        """How `exchange` differs in kind from the other responses of the run, by aspect."""
-        found = {}
-        server = exchange.header("Server")
-        usual = self.usual_server(exchange)
-        if usual is not None and server != usual:
-            said = f"`Server: {server}`" if server else "no Server header"
-            found["server"] = f"{said} where the service's other responses say `Server: {usual}`"
-        if self.html_page(exchange):
-            found["body"] = "an HTML body where the service answers JSON"
-        if proxy_signature(exchange):
-            found["page"] = f"the stock error page of {proxy_signature(exchange)}"
-        bare = exchange.header(RATE_LIMIT_HEADER) is None
-        if bare and len(self.headed - {exchange.id}) == self.others(exchange) > 0:
-            found["headers"] = "no rate-limit headers where every other response had them"
-        return found
-
-    def html_page(self, exchange: Exchange) -> bool:
-        return exchange.media_type() == "text/html" and self.json_share >= USUAL
-
-    def unlike(self, exchange: Exchange) -> bool:
-        """Made by something else than the service: another Server, or a proxy's own page.
-        (Missing headers alone may come from the service's own middleware order; an HTML page
-        from the service's own Server is its framework's default page: `framework_page`.)"""
-        differences = self.differences(exchange)
-        if "server" in differences or "page" in differences:
-            return True
-        # Without a Server the service is known by, HTML where it answers JSON may be either.
-        return "body" in differences and self.usual_server(exchange) is None
-
-    def framework_page(self, exchange: Exchange) -> bool:
-        """An HTML page where the service answers JSON, from the service's own Server."""
-        return self.html_page(exchange) and not self.unlike(exchange)
-
-
-def front_refusal(exchange: Exchange, service: ServiceKind) -> bool:
-    """A refusal by a limiter in front of the service: a 429 or 503 the service did not make."""
-    return exchange.status in REFUSALS and service.unlike(exchange)
 
 
 def refusal_circumstances(refusal: Exchange, exchanges: list[Exchange]) -> str:
@@ -184,7 +109,9 @@ def front_limit_hint(
     what = "; ".join(service.differences(first).values())
     fix = "raise its limit above the plan's (or leave limiting to the service)"
     if first.status != 429:
-        fix = f"have it answer 429 (nginx: limit_req_status 429), and {fix}"
+        fix = (
+            f"have it answer 429 (nginx: limit_req_status 429; HAProxy: deny_status 429), and {fix}"
+        )
     return (
         f"the {first.status} of {first.method} {urlsplit(first.url).path} is a refusal by a "
         "limiter in front of the service (an intermediary: a proxy or gateway), not by the "
@@ -233,14 +160,6 @@ def framework_page_hint(failing: list[Exchange], service: ServiceKind) -> str | 
     )
 
 
-def proxy_signature(exchange: Exchange) -> str | None:
-    """The proxy whose stock error page this is, when its body signs it."""
-    if exchange.media_type() != "text/html":
-        return None
-    body = exchange.response_body.lower()
-    return next((name for mark, name in PROXY_SIGNATURES.items() if mark in body), None)
-
-
 def middleware_order_hint(failing: list[Exchange], exchanges: list[Exchange]) -> str | None:
     """Headers on the successes, missing on the refusals a framework makes before the handler."""
     headed = sorted({e.status for e in exchanges if e.header(RATE_LIMIT_HEADER) is not None})
@@ -277,11 +196,6 @@ def crash_hint(failing: list[Exchange]) -> str | None:
 def plural(statuses: list[int], below: int = 1000) -> str:
     shown = [f"{status}s" for status in statuses if status < below]
     return ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
-
-
-def share(flags: Iterable[bool]) -> float:
-    flags = list(flags)
-    return sum(flags) / len(flags) if flags else 0.0
 
 
 def unique(items: Iterable) -> list:

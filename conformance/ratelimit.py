@@ -342,6 +342,53 @@ def refused_after_quota(
     return None
 
 
+MINUTE = 60.0
+"""No plan's minute is longer: a key's requests within one are all its window can have counted."""
+
+
+@dataclass(frozen=True)
+class OwnCount:
+    """What a key's own requests tell of its refusal where no header can be read: how many
+    the server may have counted by then (in the minute before, and in all), and how many it
+    had surely let through in the minute before. Statuses are evidence where headers are
+    absent; judged only for a run's first refusal of the key, so no penalty of an earlier one
+    can explain it."""
+
+    refusal: Snapshot
+    sent_in_minute: int  # requests sent before the refusal's answer came, within a minute of it
+    sent: int  # the same, over the whole run
+    counted_in_minute: int  # answered (not refused) before the refusal was sent, within a minute
+    first_refusal: bool
+
+    def within(self, per_minute: int | None, per_day: int | None) -> bool:
+        """The server cannot have counted a minute's quota, nor a day's, by the refusal."""
+        return (
+            self.first_refusal
+            and per_minute is not None
+            and self.sent_in_minute <= per_minute
+            and (per_day is None or self.sent <= per_day)
+        )
+
+    def after(self, per_minute: int | None) -> bool:
+        """The minute before it had let through a whole minute's quota of the key."""
+        return per_minute is not None and self.counted_in_minute >= per_minute
+
+
+def own_count(history: list[Snapshot], refusal: Snapshot) -> OwnCount:
+    """`history`: the key's responses (`of_the_key`), the refusal among them."""
+    answered_by = refusal.received
+    sent_before = refusal.exchange.started_at
+    by_then = [s for s in history if s.exchange.started_at <= answered_by]
+    in_minute = [s for s in by_then if s.exchange.started_at >= answered_by - MINUTE]
+    counted = [
+        s
+        for s in history
+        if s.counted and s.received <= sent_before and s.exchange.started_at >= sent_before - MINUTE
+    ]
+    earlier_refusals = [s for s in history if s.status == 429 and s.received < sent_before]
+    return OwnCount(refusal, len(in_minute), len(by_then), len(counted), not earlier_refusals)
+
+
 @dataclass(frozen=True)
 class Detour:
     """A request on one endpoint, one on another, and one back on the first, in a row, in one

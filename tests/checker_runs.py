@@ -18,6 +18,7 @@ from urllib.parse import unquote_plus
 from xml.etree import ElementTree
 
 from tests.double import running_double
+from tests.servers import start_server
 
 # Free, as a nightly run on a free-plan key: a spare key cheap to exhaust even on a busy machine.
 PLAN = "free"
@@ -201,3 +202,18 @@ def assert_urls_carry_no_key(run: CheckerRun) -> None:
         assert in_urls, "the opt-in was given, yet no URL carried the key"
     else:
         assert not in_urls, f"the main key travelled in {len(in_urls)} URLs without the opt-in"
+
+
+def run_against_app(
+    command: Sequence[str], key_option: str, report_dir: Path, plan: str
+) -> CheckerRun:
+    """Start an app that announces `NAME listening on URL` (tests.servers), with two fresh keys
+    of `plan` given as `KEY_OPTION KEY:PLAN` each; run the command against it; no key leaks."""
+    keys = new_keys()
+    server = start_server([*command, *(a for k in keys for a in (key_option, f"{k}:{plan}"))])
+    try:
+        run = run_command(server.base_url, keys, report_dir, plan=plan)
+    finally:
+        server.stop()
+    assert_no_key_in_outputs(run)
+    return run

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pytest
 
 from tests.browser import chromium_path
+from tests.haproxy import haproxy_path
 from tests.nginx import nginx_path
 from tests.servers import ReferenceProcess, reference_args, start_reference
 from tests.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
@@ -26,6 +27,9 @@ LONG_SECONDS = {
     "test_real_conditions.py": 100.0,
     "test_client_zoo.py": 40.0,
     "test_nginx_front.py": 30.0,
+    "test_haproxy_front.py": 25.0,
+    "test_node_stacks.py": 30.0,
+    "test_go_stacks.py": 45.0,
     "test_verdicts.py": 30.0,
     "test_framework_defaults.py": 25.0,
 }
@@ -69,6 +73,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _missing("Chromium is not installed (apt-get install chromium)")
     if item.get_closest_marker("nginx") and nginx_path() is None:
         _missing("nginx is not installed (apt-get install nginx)")
+    if item.get_closest_marker("haproxy") and haproxy_path() is None:
+        _missing("haproxy is not installed (apt-get install haproxy)")
 
 
 def _missing(reason: str) -> None:

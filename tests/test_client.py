@@ -767,6 +767,27 @@ def test_a_proxys_503_is_backed_off_from_and_retried_as_a_429():
     assert [round(gap) for gap in server.gaps()] == [1, 2]
 
 
+HAPROXY_403 = "<html><body><h1>403 Forbidden</h1>\nRequest forbidden by administrative rules.\n"
+RATE = {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "50", "X-RateLimit-Reset": "9"}
+
+
+def test_a_fronts_403_is_backed_off_from_as_a_429_and_a_services_own_is_not():
+    """HAProxy's `deny`: an HTML 403 without the headers the service's JSON answers carry.
+    Its Retry-After is honoured and the request tried again; the service's own JSON 403 is an
+    answer, given back at once."""
+    served = [httpx.Response(200, headers=RATE, json=[]) for _ in range(3)]
+    deny = httpx.Response(
+        403, headers={"Content-Type": "text/html", "Retry-After": "3"}, text=HAPROXY_403
+    )
+    own = httpx.Response(403, headers=RATE, json={"code": "x", "message": "y", "status": 403})
+    client, server = make_client(*served, deny, httpx.Response(200, headers=RATE), own)
+    for _ in served:
+        client.get("/categories")
+    assert client.get("/categories").status == 200
+    assert 3.0 <= server.gaps()[3] <= 3.5
+    assert client.get("/categories").status == 403 and len(server.seen) == 6
+
+
 def test_a_retry_after_is_an_order_on_a_refusal_only():
     """On a 503 it is waited for; on a 200, 201 or 301 (Flask-Limiter and slowapi send it on
     every response: the seconds left in the window) it is information, never waited for."""

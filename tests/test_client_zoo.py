@@ -7,10 +7,7 @@ run twice at once, and both runs must come out alike."""
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -19,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _missing
+from tests.go import built
+from tests.npm import installed
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_ZOO = ROOT / "tests" / "client_zoo" / "python"
 NODE_ZOO = ROOT / "tests" / "client_zoo" / "node"
 GO_ZOO = ROOT / "tests" / "client_zoo" / "go"
-GO_PATH = Path("/usr/share/gocode")  # Debian's Go libraries: the Go client builds offline
+GO_RETRY = "github.com/hashicorp/go-retryablehttp"
 GO_BINARY = "{go}"  # in a Go client's command: the binary the session built
 EXAMPLES = ROOT / "examples" / "clients"
 # A client still running this long in one scenario is stopped (and judged so): the slowest
@@ -181,44 +179,13 @@ def certify(client: Client, command_line: str, report_dir: Path) -> Outcome:
 
 @pytest.fixture(scope="session")
 def node_clients() -> Path:
-    """The Node clients' packages, installed from the lock file when node_modules is missing
-    (as .ci/run does); one installer at a time among the xdist workers."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        _missing("node and npm are not installed")
-    with open(NODE_ZOO / "node_modules.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (NODE_ZOO / "node_modules").is_dir():
-            subprocess.run(
-                ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=NODE_ZOO,
-                check=True,
-                timeout=300,
-            )
-    return NODE_ZOO
+    return installed(NODE_ZOO)
 
 
 @pytest.fixture(scope="session")
 def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Go client, built once per session into a temporary folder, offline: GOPATH mode on
-    Debian's packages of its libraries (.ci/run installs them)."""
-    if shutil.which("go") is None:
-        _missing("go is not installed (apt-get install golang-go)")
-    if not (GO_PATH / "src" / "github.com" / "hashicorp" / "go-retryablehttp").is_dir():
-        _missing(
-            "go-retryablehttp is not installed "
-            "(apt-get install golang-github-hashicorp-go-retryablehttp-dev)"
-        )
-    folder = tmp_path_factory.mktemp("go-client")
-    offline = {"GOPATH": str(GO_PATH), "GO111MODULE": "off", "GOFLAGS": "", "GOPROXY": "off"}
-    subprocess.run(
-        ["go", "build", "-o", str(folder / "zoo-go"), "."],
-        cwd=GO_ZOO,
-        env={**os.environ, **offline, "GOCACHE": str(folder / "cache")},
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return folder / "zoo-go"
+    binary = tmp_path_factory.mktemp("go-client") / "zoo-go"
+    return built(GO_ZOO, binary, {GO_RETRY: "golang-github-hashicorp-go-retryablehttp-dev"})
 
 
 # The clients are judged on their waits, measured as the server saw them: beside seven busy

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import count
 
 from conformance.checks import CheckResult
 from conformance.client import Exchange
 from conformance.hints import ServiceKind, hints_for
+from conformance.service_kind import front_refusal
 from conformance.spec import catalogue
 from conformance.verdict import RequirementOutcome
 
@@ -146,3 +148,26 @@ def test_a_front_refusal_says_what_answered_and_when():
     assert "still said X-RateLimit-Remaining 5" in hint
     assert "limit_req_status 429" in hint
     assert "failed on this input" not in hint
+
+
+HAPROXY_403 = "<html><body><h1>403 Forbidden</h1>\nRequest forbidden by administrative rules.\n"
+
+
+def test_a_403_page_where_the_service_answers_json_is_a_fronts_refusal():
+    """HAProxy's `deny`: no Server, an HTML page, no headers."""
+    deny = exchange(403, server=None, media="text/html", body=HAPROXY_403, rate=False)
+    assert front_refusal(deny, ServiceKind(service(deny)))
+    own = exchange(403)  # the service's own JSON 403 is its answer, not a front's
+    assert not front_refusal(own, ServiceKind(service(own)))
+
+
+def test_a_bare_json_429_while_quota_was_left_is_a_fronts_refusal():
+    """A front's 429 dressed as the service's Error: known by its missing headers while the
+    service said Remaining 5; a bare 401 or a bare 429 of a service that sends none is not."""
+    dressed = replace(exchange(429, server="uvicorn", rate=False), started_at=1.0)
+    assert front_refusal(dressed, ServiceKind(service(dressed)))
+    unauthorised = exchange(401, rate=False)
+    assert not front_refusal(unauthorised, ServiceKind(service(unauthorised)))
+    headerless = [exchange(200, rate=False) for _ in range(8)]
+    refusal = replace(exchange(429, rate=False), started_at=1.0)
+    assert not front_refusal(refusal, ServiceKind([*headerless, refusal]))

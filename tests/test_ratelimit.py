@@ -15,6 +15,7 @@ from conformance.ratelimit import (
     counting,
     detours,
     of_the_key,
+    own_count,
     refused_after_quota,
     refused_within_quota,
     reset_went_back,
@@ -356,3 +357,36 @@ def test_the_key_history_leaves_out_refusals_and_other_keys_and_is_in_send_order
     refused = [exchange(status, at=NOW, label="main") for status in (401, 403)]
     history = of_the_key([late, *refused, exchange(at=NOW, label="spare"), early], "main")
     assert [s.exchange for s in history] == [early, late]
+
+
+# -- statuses where no header reads ---------------------------------------------------------
+
+
+def bare(count: int, *, start: float = NOW, status: int = 200) -> list[Snapshot]:
+    """`count` answers without headers, 0.01 s apart (a burst)."""
+    return [Snapshot(exchange(status, at=start + i * 0.01), None, None, None) for i in range(count)]
+
+
+def test_a_429_after_fewer_requests_than_a_minutes_quota_is_within_it():
+    history = bare(40) + bare(1, start=NOW + 0.5, status=429)
+    own = own_count(history, history[-1])
+    assert own.sent_in_minute == 41 and own.within(PER_MINUTE, PER_DAY)
+    assert not own.after(PER_MINUTE)
+
+
+def test_a_429_once_a_minute_let_a_whole_quota_through_is_after_it():
+    history = bare(60) + bare(1, start=NOW + 1, status=429)
+    own = own_count(history, history[-1])
+    assert own.after(PER_MINUTE) and not own.within(PER_MINUTE, PER_DAY)
+
+
+def test_requests_older_than_a_minute_count_for_neither():
+    history = bare(60) + bare(10, start=NOW + 61) + bare(1, start=NOW + 62, status=429)
+    own = own_count(history, history[-1])
+    assert own.sent_in_minute == 11 and own.counted_in_minute == 10
+    assert own.within(PER_MINUTE, None) and not own.within(PER_MINUTE, 50)
+
+
+def test_a_refusal_after_an_earlier_one_may_be_its_penalty_and_is_not_judged():
+    history = bare(5) + bare(1, start=NOW + 0.2, status=429) + bare(1, start=NOW + 3, status=429)
+    assert not own_count(history, history[-1]).within(PER_MINUTE, PER_DAY)

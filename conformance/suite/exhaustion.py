@@ -21,15 +21,19 @@ from conformance.burst import PATH, Announce, Burst, Spender
 from conformance.checks import cannot_check, expect
 from conformance.client import ConformanceClient
 from conformance.ratelimit import (
+    OwnCount,
     ServerClock,
     Snapshot,
     counting,
+    of_the_key,
+    own_count,
     refused_after_quota,
     refused_within_quota,
     settled_in_its_window,
     snapshot,
 )
 from conformance.response_checks import retry_after_seconds
+from conformance.service_kind import ServiceKind, front_refusal
 from conformance.settings import Settings
 from conformance.spec import all_requirements
 
@@ -77,7 +81,8 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
         room = main_before is not None and has_room(main_before, settings, client)
         if room and is_429(burst):
             main_after = snapshot(client.get(PATH, key="main", retry_on_429=False))
-    judge_burst(burst, per_minute, ServerClock.of(client.exchanges))
+    clock = ServerClock.of(client.exchanges)
+    judge_burst(burst, settings, clock, by_statuses(client, burst), fronted(client, burst))
     if not is_429(burst):
         return
     refused = burst.refused
@@ -107,7 +112,28 @@ def has_room(seen: Snapshot, settings: Settings, client: ConformanceClient) -> b
     return len(last_minute) < per_minute and (per_day is None or len(mine) < per_day)
 
 
-def judge_burst(burst: Burst, per_minute: int | None, clock: ServerClock) -> None:
+def by_statuses(client: ConformanceClient, burst: Burst) -> OwnCount | None:
+    """Where the burst's 429 has no readable Reset, what the key's own requests tell of it."""
+    refused = burst.refused
+    if refused is None or refused.status != 429 or refused.reset is not None:
+        return None
+    return own_count(of_the_key(client.exchanges, refused.exchange.key_label), refused)
+
+
+def fronted(client: ConformanceClient, burst: Burst) -> bool:
+    """Whether the burst's refusal was made in front of the service (conformance.fronts)."""
+    refused = burst.refused
+    return refused is not None and front_refusal(refused.exchange, ServiceKind(client.exchanges))
+
+
+def judge_burst(
+    burst: Burst,
+    settings: Settings,
+    clock: ServerClock,
+    own: OwnCount | None = None,
+    front: bool = False,
+) -> None:
+    per_minute = settings.plan_limits[0]
     tally = counting(burst.history, clock)
     if tally.judged:
         expect(
@@ -117,8 +143,36 @@ def judge_burst(burst: Burst, per_minute: int | None, clock: ServerClock) -> Non
             f"quota: {tally.problem}",
             burst.history[-1].exchange,
         )
-    judge_enforcement(burst, clock)
+    judge_enforcement(burst, clock, own, front)
+    if own is not None:
+        judge_quota_by_statuses(own, settings)
+        return
     judge_quota(burst, per_minute, clock, counting_holds=tally.judged and tally.problem is None)
+
+
+def judge_quota_by_statuses(own: OwnCount, settings: Settings) -> None:
+    """LIM-QUOTA-HONOURED from the key's own requests, where its 429 has no headers to read:
+    refused before it can have spent a minute's quota (or a day's) fails it; refused once a
+    minute had let a whole quota through passes it; anything between proves nothing."""
+    per_minute, per_day = settings.plan_limits
+    if own.within(per_minute, per_day):
+        expect(
+            "LIM-QUOTA-HONOURED",
+            False,
+            f"a request within the plan's quota must be served: this 429 came after "
+            f"{own.sent_in_minute} requests of this key within a minute ({own.sent} in the run), "
+            f"no more than the plan's {per_minute} a minute, and no rate-limit header tells of "
+            "another limit",
+            own.refusal.exchange,
+        )
+    elif own.after(per_minute):
+        expect(
+            "LIM-QUOTA-HONOURED",
+            True,
+            f"refused once {own.counted_in_minute} requests of this key had been let through "
+            "within a minute",
+            own.refusal.exchange,
+        )
 
 
 def judge_quota(
@@ -149,7 +203,9 @@ def judge_quota(
         expect("LIM-QUOTA-HONOURED", True, "refused after Remaining 0", refused.exchange)
 
 
-def judge_enforcement(burst: Burst, clock: ServerClock) -> None:
+def judge_enforcement(
+    burst: Burst, clock: ServerClock, own: OwnCount | None = None, front: bool = False
+) -> None:
     beyond, refused = burst.beyond, burst.refused
     if beyond is not None:
         expect(
@@ -163,15 +219,30 @@ def judge_enforcement(burst: Burst, clock: ServerClock) -> None:
         spent = any(
             s.served and s.remaining == 0 and s.reset == refused.reset for s in burst.history
         )
+        if not spent and not front:
+            left_open(
+                f"the burst ended on a {refused.status} while quota was left, not known for a "
+                "refusal over a limit (a server shedding load may answer 503): whether the "
+                "limit is enforced stays open"
+            )
+        # A front's 403 while the service still had room is a refusal over a limit too.
         expect(
             "LIM-429-WHEN-EXCEEDED",
-            not spent,
-            f"a request beyond the limit must be answered 429, got {refused.status}",
+            False,
+            f"a request refused over a limit must be answered 429, got {refused.status}",
             refused.exchange,
         )
     elif refused is not None and settled(burst, clock, refused):
         expect(
             "LIM-429-WHEN-EXCEEDED", True, "a request beyond the limit got 429", refused.exchange
+        )
+    elif own is not None:
+        expect(
+            "LIM-429-WHEN-EXCEEDED",
+            True,
+            "the key's requests were refused with 429 (no rate-limit header tells where in its "
+            "window: LIM-QUOTA-HONOURED judges when, from the key's own requests)",
+            own.refusal.exchange,
         )
     elif refused is not None and refused.reset is None:
         left_open(
