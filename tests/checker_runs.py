@@ -205,14 +205,21 @@ def assert_urls_carry_no_key(run: CheckerRun) -> None:
 
 
 def run_against_app(
-    command: Sequence[str], key_option: str, report_dir: Path, plan: str
+    command: Sequence[str],
+    key_option: str,
+    report_dir: Path,
+    plan: str,
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = CHECKER_TIMEOUT,
 ) -> CheckerRun:
     """Start an app that announces `NAME listening on URL` (tests.servers), with two fresh keys
     of `plan` given as `KEY_OPTION KEY:PLAN` each; run the command against it; no key leaks."""
     keys = new_keys()
-    server = start_server([*command, *(a for k in keys for a in (key_option, f"{k}:{plan}"))])
+    arguments = [*command, *(a for k in keys for a in (key_option, f"{k}:{plan}"))]
+    server = start_server(arguments, env=env)
     try:
-        run = run_command(server.base_url, keys, report_dir, plan=plan)
+        run = run_command(server.base_url, keys, report_dir, plan=plan, timeout=timeout)
     finally:
         server.stop()
     assert_no_key_in_outputs(run)

@@ -9,14 +9,11 @@ the window. It is information there, not an order: a careful app's run must not 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.checker_runs import CheckerRun, new_keys, run_command
-from tests.servers import start_server
+from tests.checker_runs import CheckerRun, run_against_app
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # A free plan on a 10-second minute: a Retry-After of up to 10 s on every answer, so that a run
@@ -28,23 +25,17 @@ RUN_TIMEOUT = 150
 APPS = ("flask_limiter_app", "slowapi_app")
 
 
-@contextmanager
-def running_app(app: str, keys: Sequence[str], configuration: str, *extra: str) -> Iterator[str]:
+def run_against(app: str, configuration: str, report_dir: Path, *extra: str) -> CheckerRun:
     command = [sys.executable, "-m", f"tests.stacks.{app}", "--configuration", configuration]
     command += ["--minute-seconds", str(MINUTE_SECONDS), *extra]
-    for key in keys:
-        command += ["--key", f"{key}:{PLAN}"]
-    server = start_server(command, env={"PYTHONPATH": str(PROJECT_ROOT)})
-    try:
-        yield server.base_url
-    finally:
-        server.stop()
-
-
-def run_against(app: str, configuration: str, report_dir: Path, *extra: str) -> CheckerRun:
-    keys = new_keys()
-    with running_app(app, keys, configuration, *extra) as base_url:
-        return run_command(base_url, keys, report_dir, plan=PLAN, timeout=RUN_TIMEOUT)
+    return run_against_app(
+        command,
+        "--key",
+        report_dir,
+        PLAN,
+        env={"PYTHONPATH": str(PROJECT_ROOT)},
+        timeout=RUN_TIMEOUT,
+    )
 
 
 @pytest.mark.slow
