@@ -6,7 +6,8 @@ pool, request and response objects cost about 1.6 ms a request). So a burst conn
 an asyncio protocol and `httptools` (llhttp, the C parser of Node.js, which uvicorn uses too):
 the request's bytes are built once; each response is parsed in full (Content-Length, chunked,
 or up to the close; a body is kept up to what an exchange records, the rest read and
-discarded), and one that cannot be parsed, or is cut short, is an error, never a success.
+discarded, one past `conformance.bounds.MAX_BODY_BYTES` not read further), and one that
+cannot be parsed, or is cut short, is an error, never a success.
 Measured on the reference: h11 took 90 us a response, httptools 2 us.
 
 What the client promises holds the same way, because the client does it: each request counts
@@ -27,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httptools
 import httpx
 
+from conformance.bounds import MAX_BODY_BYTES
 from conformance.client import ConformanceClient, failure_reason
 from conformance.recording import RESPONSE_BODY_LIMIT, Exchange, Sent
 
@@ -40,6 +42,10 @@ class NoResponse(Exception):
 
 class Unreadable(Exception):
     """The response is not HTTP/1.1 as RFC 9112 defines it, or was cut short."""
+
+
+class TooLarge(Exception):
+    """A body past MAX_BODY_BYTES: read no further, the connection closed."""
 
 
 @contextlib.asynccontextmanager
@@ -125,6 +131,9 @@ class Connection:
             except Unreadable as error:
                 self.close()
                 reason = f"the response is not valid HTTP/1.1 ({error})"
+            except TooLarge:
+                self.close()
+                reason = f"a body of more than {MAX_BODY_BYTES} bytes (read no further)"
             except OSError as error:
                 self.close()
                 reason = failure_reason(error)
@@ -192,6 +201,7 @@ class ResponseReader(asyncio.Protocol):
         self._started = False  # a byte of the response arrived
         self._headers: list[tuple[str, str]] = []
         self._body = bytearray()
+        self._body_bytes = 0  # all of the body so far, kept or not
         self._framed = True  # Content-Length or chunked (else the body ends at the close)
 
     async def exchange(self, request: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -232,6 +242,11 @@ class ResponseReader(asyncio.Protocol):
         self._framed = bool(framing & {"content-length", "transfer-encoding"})
 
     def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        if self._body_bytes > MAX_BODY_BYTES:
+            self._fail(TooLarge())
+            self.close()
+            return
         self._body += body[: max(0, RESPONSE_BODY_LIMIT - len(self._body))]
 
     def on_message_complete(self) -> None:

@@ -217,7 +217,8 @@ def explain_refusal(exchange: Exchange, label: str, base_url: str) -> None:
         try:
             exchange.json()
         except ValueError:
+            what = exchange.too_large_text() if exchange.too_large else "not JSON"
             raise NoVerdict(
                 f"{base_url} does not answer like a Pet Store API: GET /categories gave a "
-                f"{exchange.status} that is not JSON ({exchange.header('Content-Type')})"
+                f"{exchange.status} that is {what} ({exchange.header('Content-Type')})"
             ) from None
