@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpcore
+import httpx
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """The most of one body the checker reads, as sent and once decoded: no answer of this
@@ -140,6 +141,7 @@ class _Inflater:
     def __init__(self, coding: str):
         self._gzip = coding in ("gzip", "x-gzip")
         self._raw = False
+        self._fed = False  # a piece went in already: a wrapper's error is no longer a header's
         self._new()
 
     def _new(self) -> None:
@@ -150,12 +152,14 @@ class _Inflater:
         """At most room + 1 bytes of output: one more than fits says the body is too large."""
         try:
             out = self._inflater.decompress(data, room + 1)
-        except zlib.error:
-            if self._gzip or self._raw or self._inflater.total_in:  # not the raw-deflate retry
-                raise
+        except zlib.error as error:
+            if self._gzip or self._raw or self._fed:
+                # What httpx raised when it decoded: the body is no HTTP a client can read.
+                raise httpx.DecodingError(f"the body does not decode: {error}") from None
             self._raw = True  # a deflate body without its zlib wrapper, as some servers send
             self._new()
-            out = self._inflater.decompress(data, room + 1)
+            return self.feed(data, room)
+        self._fed = True
         return out
 
 

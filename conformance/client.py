@@ -33,6 +33,7 @@ from conformance import __version__
 from conformance.backoff import (
     Clock,
     Pacer,
+    RunOver,
     SystemClock,
     TargetThrottled,
     WaitListener,
@@ -61,6 +62,7 @@ __all__ = [
     "ConformanceClient",
     "Exchange",
     "RESPONSE_BODY_LIMIT",
+    "RunOver",
     "TargetThrottled",
     "TargetUnreachable",
 ]
@@ -167,6 +169,7 @@ class ConformanceClient:
         proxy: str | None = None,
         curl_options: Sequence[str] = (),
         response_seconds: float = RESPONSE_SECONDS,
+        deadline: float | None = None,
     ):
         self.base_url = base_url
         self.max_requests = max_requests
@@ -174,6 +177,8 @@ class ConformanceClient:
         self.response_seconds = response_seconds
         self._secrets = Secrets(keys)
         self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait, on_wait)
+        if deadline is not None:
+            self._pacer.set_deadline(deadline)
         self._on_exchange = on_exchange
         self._recorder = Recorder(self._secrets, body_dir, curl_options)
         self._allow_key_in_url = allow_key_in_url
@@ -265,6 +270,15 @@ class ConformanceClient:
         """Requests sent in all, including attempts that got no response."""
         with self._lock:
             return sum(self._sent_per_label.values())
+
+    @property
+    def max_wait(self) -> float:
+        """The longest this run waits for one key."""
+        return self._pacer.max_wait
+
+    def halt(self, reason: str) -> None:
+        """Send nothing more, from any thread: each later request raises RunOver(reason)."""
+        self._pacer.halted = reason
 
     def wait_until_ready(self, key: str) -> float:
         """Block until the key label may send again; returns the seconds waited.
@@ -367,6 +381,7 @@ class ConformanceClient:
     def reserve(self, label: str, requests: int) -> bool:
         """Count `requests` on `label` at once, before they go from other processes; False,
         counting nothing, where the budget has not that many left."""
+        self._pacer.check(label)
         with self._lock:
             if not self._budget_has_room(requests):
                 return False
@@ -508,6 +523,7 @@ class ConformanceClient:
         )
 
     def _count_against_budget(self, label: str) -> None:
+        self._pacer.check(label)
         with self._lock:
             if not self._budget_has_room(1):
                 raise BudgetExhausted(

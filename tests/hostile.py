@@ -9,7 +9,8 @@ answers on, except where its mode makes it attack the checker.
 - gzip-bomb: the same request answered with 4 MiB of gzip that inflate to 4 GiB of JSON;
 - trickle-body: every request answered with its headers at once and then a byte a second;
 - trickle-headers: every request answered a byte a second from the status line on;
-- keyless-429: every request without a valid key (`--key`) refused with 429, `Retry-After: 1`.
+- keyless-429: every request without a valid key (`--key`) refused with 429, `Retry-After: 1`;
+- refuse-all: every request refused so (an outage, a ban).
 
 The first N requests the mode would attack (`--after`) are passed on: a run's preflight gets
 through, so that what the attack does to the run's reports shows.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import struct
+import time
 import zlib
 from collections.abc import Callable, Iterator
 
@@ -91,6 +93,8 @@ class Hostile:
         await send(writer, response.status_code, passed, response.content)
 
     def _attack(self, method: str, target: str, headers: dict) -> Callable | None:
+        if self._mode == "refuse-all":
+            return refuse
         if self._mode == "keyless-429":
             if headers.get("authorization", "").lower() in self._valid:
                 return None
@@ -170,7 +174,14 @@ async def big_body(writer: asyncio.StreamWriter, headers: list) -> None:
 
 
 async def refuse(writer: asyncio.StreamWriter) -> None:
-    headers = [("Content-Type", "application/json"), ("Retry-After", "1")]
+    """A 429 as a limiter of the service sends it: with its rate-limit headers."""
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Retry-After", "1"),
+        ("X-RateLimit-Limit", "60"),
+        ("X-RateLimit-Remaining", "0"),
+        ("X-RateLimit-Reset", str(int(time.time()) + 1)),
+    ]
     await send(writer, 429, headers, NO_KEY_BODY)
 
 
@@ -192,8 +203,13 @@ async def trickle_headers(writer: asyncio.StreamWriter) -> None:
     await trickle(writer, head_bytes(200, headers, len(TRICKLE_BODY)) + TRICKLE_BODY)
 
 
-STANDALONE = ("trickle-body", "trickle-headers", "keyless-429")  # answer without the double
-MODES = ("big-body", "gzip-bomb", "trickle-body", "trickle-headers", "keyless-429")
+STANDALONE = (
+    "trickle-body",
+    "trickle-headers",
+    "keyless-429",
+    "refuse-all",
+)  # answer without the double
+MODES = (*STANDALONE, "big-body", "gzip-bomb")
 
 
 async def main(args: argparse.Namespace) -> None:

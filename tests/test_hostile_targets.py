@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -171,3 +172,58 @@ def test_a_trickle_at_the_first_request_gives_no_verdict_in_bounded_time(tmp_pat
     assert ended.seconds < RESPONSE_SECONDS + 15, ended.describe()
     assert "GET http://127.0.0.1" in ended.output, ended.describe()
     assert f"no whole response within {RESPONSE_SECONDS:g} s" in ended.output, ended.describe()
+
+
+def test_a_target_refusing_every_keyless_request_leaves_the_401_requirements_untested(tmp_path):
+    """429 and `Retry-After: 1` to every request without a valid key: the first such request
+    rides out its retries, the others are not sent, and the 401 requirements say why."""
+    with hostile_target("keyless-429") as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", ("--deadline", "120"))
+    print(f"keyless-429: {ended.describe()}")
+    assert ended.status == 2, ended.describe()
+    statement = assert_reports_valid(ended)
+    outcomes = {entry["id"]: entry for entry in statement["requirements"]}
+    for requirement in ("AUTH-MISSING-KEY-401", "AUTH-INVALID-KEY-401"):
+        assert outcomes[requirement]["outcome"] == "not-tested", outcomes[requirement]
+        assert outcomes[requirement]["reason"] == (
+            "every request without a key was refused with 429"
+        ), outcomes[requirement]
+    assert statement["requests"]["per_key"]["none"] <= 8, statement["requests"]
+
+
+def test_a_target_refusing_everything_is_left_at_the_run_deadline(tmp_path):
+    """Every request after the preflight refused with 429, `Retry-After: 1` (an outage, a
+    ban): back-off grows, and the run's deadline ends it, saying what it waited for."""
+    deadline = 15
+    with hostile_target("refuse-all", after=2) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", ("--deadline", str(deadline)))
+    print(f"refuse-all: {ended.describe()}")
+    assert ended.status == 2, ended.describe()
+    assert ended.seconds < deadline + RESPONSE_SECONDS + 15, ended.describe()
+    statement = assert_reports_valid(ended)
+    assert f"the run's deadline of {deadline} s" in statement["reason"], ended.describe()
+    assert "waits" in statement["reason"] or "passed" in statement["reason"], ended.describe()
+    assert statement["bounds"]["run_deadline_seconds"] == deadline, statement["bounds"]
+
+
+def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
+    """SIGTERM while the run waits out back-off (as a CI time limit sends it): it stops
+    sending, writes every report, "no verdict: interrupted", exit 2 within seconds."""
+    signalled: list[float] = []
+
+    def terminate_once_waiting(line: str, process: subprocess.Popen) -> None:
+        if "waiting" in line and not signalled:
+            signalled.append(time.perf_counter())
+            process.send_signal(signal.SIGTERM)
+
+    with hostile_target("refuse-all", after=2) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", on_line=terminate_once_waiting)
+    assert signalled, ended.describe()
+    after_signal = time.perf_counter() - signalled[0]
+    print(f"SIGTERM: exit {ended.status} {after_signal:.1f} s after the signal; {ended.describe()}")
+    assert ended.status == 2, ended.describe()
+    assert after_signal < 10, ended.describe()
+    statement = assert_reports_valid(ended)
+    assert statement["verdict"] == "no verdict", ended.describe()
+    assert "interrupted after" in statement["reason"], ended.describe()
+    assert "SIGTERM" in statement["reason"], ended.describe()

@@ -56,6 +56,7 @@ def test_resolve_reads_the_environment(monkeypatch):
     monkeypatch.setenv("PETSTORE_REQUESTS_PER_DAY", "20000")
     monkeypatch.setenv("PETSTORE_PROFILE", "smoke")
     monkeypatch.setenv("PETSTORE_MAX_REQUESTS", "25")
+    monkeypatch.setenv("PETSTORE_DEADLINE", "600")
     monkeypatch.setenv("PETSTORE_SEED", "7")
     monkeypatch.setenv("PETSTORE_REPORT_DIR", "out/here")
     monkeypatch.setenv("PETSTORE_STRICT", "true")
@@ -76,6 +77,7 @@ def test_resolve_reads_the_environment(monkeypatch):
         "requests_per_day": 20_000,
         "profile": "smoke",
         "max_requests": 25,
+        "deadline": 600,
         "seed": 7,
         "report_dir": Path("out/here"),
         "strict": True,
@@ -92,6 +94,16 @@ def test_resolve_reads_the_environment(monkeypatch):
     built = Settings(**options)
     assert built.plan_limits == (500, 20_000)
     assert built.budget == 25
+    assert built.run_deadline == 600
+
+
+def test_the_run_deadline_defaults_to_what_the_profile_needs():
+    full = Settings(base_url=BASE, api_key=MAIN)
+    smoke = Settings(base_url=BASE, api_key=MAIN, profile="smoke")
+    assert full.run_deadline == 1080  # ten minutes and the exhaustion's four windows and resets
+    assert smoke.run_deadline == 300
+    with pytest.raises(SettingsError, match="--deadline must be a positive"):
+        Settings(base_url=BASE, api_key=MAIN, deadline=0)
 
 
 def test_environment_values_are_stripped_and_blank_means_absent(monkeypatch):
