@@ -45,11 +45,18 @@ class Clock(Protocol):
 class SystemClock:
     """The real clock: `time.monotonic` is immune to wall-clock jumps while we wait."""
 
+    def __init__(self) -> None:
+        self._woken = threading.Event()
+
     def now(self) -> float:
         return time.monotonic()
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        self._woken.wait(seconds)
+
+    def wake(self) -> None:
+        """End every sleep now and for good: the run sends nothing more."""
+        self._woken.set()
 
 
 class TargetThrottled(Exception):
@@ -160,6 +167,13 @@ class Pacer:
     deadline_seconds: float = 0.0
     halted: str | None = None
     """Why the run sends nothing more (an interruption), once it is so."""
+
+    def halt(self, reason: str) -> None:
+        """Send nothing more; a key asleep waking now to say so."""
+        self.halted = reason
+        wake = getattr(self.clock, "wake", None)
+        if wake is not None:
+            wake()
 
     def set_deadline(self, seconds: float) -> None:
         self.deadline, self.deadline_seconds = self.clock.now() + seconds, seconds

@@ -278,7 +278,7 @@ class ConformanceClient:
 
     def halt(self, reason: str) -> None:
         """Send nothing more, from any thread: each later request raises RunOver(reason)."""
-        self._pacer.halted = reason
+        self._pacer.halt(reason)
 
     def wait_until_ready(self, key: str) -> float:
         """Block until the key label may send again; returns the seconds waited.

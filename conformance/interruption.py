@@ -45,10 +45,20 @@ def received() -> str | None:
     return _received.get("name")
 
 
+def for_the_main_thread() -> None:
+    """Called first in a thread of the run's own: the kernel then hands SIGTERM and SIGINT to
+    the main thread, the one that can act on them. A signal handed to this thread instead would
+    wake only this one, and a main thread waiting on a lock this one holds (the exhaustion's,
+    for a minute) would not see it until then."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+
+
 def as_in_a_child() -> None:
-    """In a process forked to send a burst: a signal ends it quietly, as by default."""
+    """In a process forked to send a burst: a signal ends it quietly, as by default (and is not
+    blocked, as it is in the thread that forked it)."""
     for number in SIGNALS:
         signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
 
 
 def reason(started_at: float) -> str:
