@@ -103,7 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
     arguments = build_parser().parse_args(argv)
-    interruption.install()
+    restore_signals = interruption.install()
+    try:
+        return check(arguments)
+    finally:
+        restore_signals()  # main() may be called in a process that goes on (tests)
+
+
+def check(arguments: argparse.Namespace) -> int:
+    """A run of the checker, its reports written; the exit status."""
     try:
         options = resolve({name: getattr(arguments, name) for name in HELP})
         checks.start_run()
