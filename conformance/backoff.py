@@ -45,15 +45,26 @@ class Clock(Protocol):
 class SystemClock:
     """The real clock: `time.monotonic` is immune to wall-clock jumps while we wait."""
 
+    def __init__(self) -> None:
+        self._woken = threading.Event()
+
     def now(self) -> float:
         return time.monotonic()
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        self._woken.wait(seconds)
+
+    def wake(self) -> None:
+        """End every sleep now and for good: the run sends nothing more."""
+        self._woken.set()
 
 
 class TargetThrottled(Exception):
     """A key stays limited longer than this run may wait (`max_wait`)."""
+
+
+class RunOver(TargetThrottled):
+    """The run may send nothing more: its deadline passed, or it was interrupted."""
 
 
 def http_date_to_unix(value: str | None) -> float | None:
@@ -125,6 +136,8 @@ class _LabelState:
     consecutive_429s: int = 0
     reason: str = ""  # what the block waits for, for the progress line
     refused_at: float = 0.0  # wall time the latest refusal was received
+    refused_since: float = 0.0  # clock time the streak of refusals began
+    refused_status: int = 429
 
 
 WaitListener = Callable[[str, float, str], Callable[[], None] | None]
@@ -149,6 +162,33 @@ class Pacer:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     waited: dict[str, float] = field(default_factory=dict)
     """Seconds each label spent waiting out blocks: what the run cost in time, per key."""
+    deadline: float | None = None
+    """Clock time past which the run sends nothing (`set_deadline`)."""
+    deadline_seconds: float = 0.0
+    halted: str | None = None
+    """Why the run sends nothing more (an interruption), once it is so."""
+
+    def halt(self, reason: str) -> None:
+        """Send nothing more; a key asleep waking now to say so."""
+        self.halted = reason
+        wake = getattr(self.clock, "wake", None)
+        if wake is not None:
+            wake()
+
+    def set_deadline(self, seconds: float) -> None:
+        self.deadline, self.deadline_seconds = self.clock.now() + seconds, seconds
+
+    def check(self, label: str, wait: float = 0.0) -> None:
+        """RunOver where the run is halted, or past its deadline once `wait` more is waited."""
+        if self.halted:
+            raise RunOver(self.halted)
+        if self.deadline is None or self.clock.now() + wait <= self.deadline:
+            return
+        deadline = f"the run's deadline of {self.deadline_seconds:.0f} s (--deadline)"
+        if wait <= 0:
+            raise RunOver(f"{deadline} passed")
+        reason = self._state(label).reason or "its limit"
+        raise RunOver(f"{deadline} would pass while key {label!r} waits {wait:.0f} s for {reason}")
 
     def _state(self, label: str) -> _LabelState:
         return self._states.setdefault(label, _LabelState())
@@ -167,14 +207,31 @@ class Pacer:
                     f"key {label!r} is limited for {wait:.0f} s, "
                     f"longer than the {self.max_wait:.0f} s this run may wait"
                 )
+            self.check(label, wait)
+            self._check_refused_for(label, wait)
             over = self.on_wait(label, wait, self._state(label).reason) if self.on_wait else None
             self.clock.sleep(wait)
             if over is not None:
                 over()
             waited += wait
+        self.check(label)  # an interruption, or the deadline, may have come meanwhile
         with self._lock:
             self.waited[label] = self.waited.get(label, 0.0) + waited
         return waited
+
+    def _check_refused_for(self, label: str, wait: float) -> None:
+        """A key refused on end for longer than max_wait (a ban, an outage, a limiter that
+        refuses whatever the client does) is waited for no more."""
+        state = self._state(label)
+        if not state.consecutive_429s:
+            return
+        refused = self.clock.now() - state.refused_since + wait
+        if refused > self.max_wait:
+            raise TargetThrottled(
+                f"key {label!r} has been refused ({state.refused_status}) for "
+                f"{refused:.0f} s on end, longer than the {self.max_wait:.0f} s this run waits "
+                "for one key"
+            )
 
     def block(self, label: str, wait: float, reason: str = "") -> None:
         """Hold `label` for `wait` seconds from now (never shortening an existing block)."""
@@ -199,6 +256,9 @@ class Pacer:
         with self._lock:
             state = self._state(label)
             in_flight = sent_at is not None and sent_at < state.refused_at
+            if not state.consecutive_429s:
+                state.refused_since = self.clock.now()
+            state.refused_status = status
             state.consecutive_429s += 0 if in_flight and state.consecutive_429s else 1
             state.refused_at = max(state.refused_at, time.time())
             wait = exponential_delay(state.consecutive_429s)

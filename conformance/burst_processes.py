@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event
 
+from conformance import interruption
 from conformance.burst_transport import Answer, BurstRequest, Connection, SendFailed, received
 from conformance.client import ConformanceClient
 from conformance.recording import Exchange
@@ -140,6 +141,7 @@ def _send_share(
     pipe: multiprocessing.connection.Connection,
 ) -> None:
     """In a forked process: send the share, handing back its answers as they come."""
+    interruption.as_in_a_child()
     end = Ended()
     try:
         asyncio.run(_send(request, client, share, stop, end, pipe))

@@ -38,6 +38,10 @@ def category_problems(value: Any) -> list[str]:
     return problems
 
 
+def _not_json(exchange: Exchange) -> str:
+    return exchange.too_large_text() if exchange.too_large else "a body that is not JSON"
+
+
 def listed_categories(exchange: Exchange) -> list[Any] | None:
     """The items of a 200 of GET /categories: a JSON array (CAT-LIST-200) of Categories
     (CAT-SCHEMA). None when the body is not an array."""
@@ -49,7 +53,7 @@ def listed_categories(exchange: Exchange) -> list[Any] | None:
         "CAT-LIST-200",
         isinstance(listed, list),
         "GET /categories must answer a JSON array of Category objects, got "
-        + ("a body that is not JSON" if listed is None else type(listed).__name__),
+        + (_not_json(exchange) if listed is None else type(listed).__name__),
         exchange,
     ):
         return None

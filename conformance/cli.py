@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import checks, compare
+from conformance import checks, compare, interruption
 from conformance.clients import command as client_command
 from conformance.plugin import HELP
 from conformance.reports import package
@@ -30,6 +30,7 @@ METAVARS = {
     "api_key": "KEY",
     "spare_api_key": "KEY",
     "report_dir": "DIR",
+    "deadline": "SECONDS",
     "expected_failures": "FILE",
     "write_expected_failures": "FILE",
     "previous": "STATEMENT",
@@ -103,6 +104,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
     arguments = build_parser().parse_args(argv)
+    restore_signals = interruption.install()
+    try:
+        return check(arguments)
+    finally:
+        restore_signals()  # main() may be called in a process that goes on (tests)
+
+
+def check(arguments: argparse.Namespace) -> int:
+    """A run of the checker, its reports written; the exit status."""
     try:
         options = resolve({name: getattr(arguments, name) for name in HELP})
         checks.start_run()
@@ -110,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         run = open_run(options)
     except (SettingsError, NoVerdict) as error:
         print(f"petstore-conformance: {error}", file=sys.stderr)
+        return NO_VERDICT
+    except KeyboardInterrupt:  # SIGTERM or SIGINT before any test: nothing seen to report
+        by = interruption.received() or "SIGINT"
+        print(f"petstore-conformance: no verdict: interrupted ({by}) before the run began")
         return NO_VERDICT
     for warning in run.warnings:
         print(f"petstore-conformance: warning: {warning}", file=sys.stderr)

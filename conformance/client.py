@@ -14,6 +14,8 @@ promises hold for the whole run, whatever a test does:
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import contextlib
 import http.cookiejar
 import json as jsonlib
@@ -22,7 +24,7 @@ import re
 import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,11 +35,24 @@ from conformance import __version__
 from conformance.backoff import (
     Clock,
     Pacer,
+    RunOver,
     SystemClock,
     TargetThrottled,
     WaitListener,
     reset_wait,
     retry_after_seconds,
+)
+from conformance.bounds import (
+    ACCEPT_ENCODING,
+    MAX_BODY_BYTES,
+    RESPONSE_SECONDS,
+    BodyReader,
+    BodyTooLarge,
+    ResponseTooSlow,
+    bound_transport,
+    read_body,
+    response_deadline,
+    too_slow_message,
 )
 from conformance.connection import (
     TlsFacts,
@@ -56,6 +71,7 @@ __all__ = [
     "ConformanceClient",
     "Exchange",
     "RESPONSE_BODY_LIMIT",
+    "RunOver",
     "TargetThrottled",
     "TargetUnreachable",
 ]
@@ -121,6 +137,14 @@ def failure_reason(error: Exception) -> str:
     return explain_failure(text) or text[:1].lower() + text[1:]
 
 
+@dataclass(frozen=True)
+class _Body:
+    """A response body as read: all of it, or its first MAX_BODY_BYTES (`too_large`)."""
+
+    content: bytes
+    too_large: bool
+
+
 @dataclass
 class _Prepared:
     """A request ready to send, secrets already expanded; never recorded as such."""
@@ -161,13 +185,18 @@ class ConformanceClient:
         proxy: str | None = None,
         curl_options: Sequence[str] = (),
         user_agent: str = f"petstore-conformance/{__version__}",
+        response_seconds: float = RESPONSE_SECONDS,
+        deadline: float | None = None,
     ):
         self.base_url = base_url
         self.user_agent = user_agent
         self.max_requests = max_requests
         self.timeout = timeout
+        self.response_seconds = response_seconds
         self._secrets = Secrets(keys, proxy_credentials(proxy))
         self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait, on_wait)
+        if deadline is not None:
+            self._pacer.set_deadline(deadline)
         self._on_exchange = on_exchange
         self._recorder = Recorder(self._secrets, body_dir, curl_options)
         self._allow_key_in_url = allow_key_in_url
@@ -182,10 +211,13 @@ class ConformanceClient:
         self.tls_facts: TlsFacts | None = None  # of the first HTTPS response
         self._lock = threading.Lock()  # budget and counts
         self._gate = threading.RLock()  # held per send; held across a burst by `exclusive()`
+        if transport is None:
+            # The proxy goes to this transport alone: one httpx made for it would not be bound.
+            transport = bound_transport(
+                httpx.HTTPTransport(verify=self._ssl_context, proxy=proxy, trust_env=False)
+            )
         self._http = httpx.Client(
             transport=transport,
-            verify=self._ssl_context,
-            proxy=proxy,
             trust_env=False,
             timeout=timeout,
             follow_redirects=False,  # a redirect is something to check, not to follow silently
@@ -270,6 +302,15 @@ class ConformanceClient:
         with self._lock:
             return sum(self._sent_per_label.values())
 
+    @property
+    def max_wait(self) -> float:
+        """The longest this run waits for one key."""
+        return self._pacer.max_wait
+
+    def halt(self, reason: str) -> None:
+        """Send nothing more, from any thread: each later request raises RunOver(reason)."""
+        self._pacer.halt(reason)
+
     def wait_until_ready(self, key: str) -> float:
         """Block until the key label may send again; returns the seconds waited.
 
@@ -319,14 +360,35 @@ class ConformanceClient:
             request = self._build(prepared)
             started_at, started = time.time(), time.perf_counter()
             try:
-                response = await session.send(request)
+                async with asyncio.timeout(self.response_seconds):
+                    response = await session.send(request, stream=True)
+                    body = await self._read_async(response)
                 break
             except httpx.TransportError as error:
                 if attempt == 1 and may_resend(error, request):
                     continue
                 raise self._unreachable(error, request) from None
+            except TimeoutError:
+                raise self._too_slow(request) from None
         elapsed = time.perf_counter() - started
-        return self._after_response(prepared.label, request, response, started_at, elapsed, False)
+        return self._after_response(
+            prepared.label, request, response, body, started_at, elapsed, False
+        )
+
+    async def _read_async(self, response: httpx.Response) -> _Body:
+        consumed = response.is_stream_consumed  # as _raw_body
+        reader = BodyReader(None if consumed else response.headers.get("Content-Encoding"))
+        try:
+            if consumed:
+                reader.feed(response.content)
+            else:
+                async for chunk in response.aiter_raw():
+                    reader.feed(chunk)
+        except BodyTooLarge as error:
+            return _Body(error.body, True)
+        finally:
+            await response.aclose()
+        return _Body(reader.body, False)
 
     # -- what the burst's own transport (conformance.burst_transport) shares -----------------
 
@@ -351,6 +413,7 @@ class ConformanceClient:
     def reserve(self, label: str, requests: int) -> bool:
         """Count `requests` on `label` at once, before they go from other processes; False,
         counting nothing, where the budget has not that many left."""
+        self._pacer.check(label)
         with self._lock:
             if not self._budget_has_room(requests):
                 return False
@@ -453,8 +516,10 @@ class ConformanceClient:
                 request = self._build(prepared)
                 started_at, started = time.time(), time.perf_counter()
                 try:
-                    response = self._http.send(request)
+                    response, body = self._exchange(request)
                     break
+                except ResponseTooSlow:
+                    raise self._too_slow(request) from None
                 except httpx.LocalProtocolError as error:
                     # Our own request was not valid HTTP: a defect of the suite, not the target's.
                     raise ValueError(f"cannot send this request: {error}") from None
@@ -466,9 +531,31 @@ class ConformanceClient:
             elapsed = time.perf_counter() - started
         finally:
             self._gate.release()
-        return self._after_response(prepared.label, request, response, started_at, elapsed, pace)
+        return self._after_response(
+            prepared.label, request, response, body, started_at, elapsed, pace
+        )
+
+    def _exchange(self, request: httpx.Request) -> tuple[httpx.Response, _Body]:
+        """Send and read the response, its body as a stream, all within one deadline."""
+        with response_deadline(self.response_seconds):
+            response = self._http.send(request, stream=True)
+            try:
+                if self.tls_facts is None and request.url.scheme == "https":
+                    self.tls_facts = peer_facts(response)  # while the connection is open
+                return response, _Body(read_body(*_raw_body(response)), False)
+            except BodyTooLarge as error:
+                return response, _Body(error.body, True)
+            finally:
+                response.close()
+
+    def _too_slow(self, request: httpx.Request) -> TargetUnreachable:
+        where = self._secrets.redact(str(request.url))
+        return TargetUnreachable(
+            f"{request.method} {where}: {too_slow_message(self.response_seconds)}"
+        )
 
     def _count_against_budget(self, label: str) -> None:
+        self._pacer.check(label)
         with self._lock:
             if not self._budget_has_room(1):
                 raise BudgetExhausted(
@@ -483,6 +570,8 @@ class ConformanceClient:
         return self.max_requests is None or sent + requests <= self.max_requests
 
     def _unreachable(self, error: httpx.TransportError, request: httpx.Request) -> Exception:
+        if isinstance(error.__cause__, ResponseTooSlow):
+            return self._too_slow(request)
         reason = _unreachable_reason(error, self.timeout)
         where = self._secrets.redact(str(request.url))
         if self._proxy:
@@ -494,13 +583,12 @@ class ConformanceClient:
         label: str,
         request: httpx.Request,
         response: httpx.Response,
+        body: _Body,
         started_at: float,
         elapsed: float,
         pace: bool,
     ) -> Exchange:
-        exchange = self._record(label, request, response, started_at, elapsed)
-        if self.tls_facts is None and request.url.scheme == "https":
-            self.tls_facts = peer_facts(response)
+        exchange = self._record(label, request, response, body, started_at, elapsed)
         return self._observe(label, exchange, pace)
 
     def _observe(self, label: str, exchange: Exchange, pace: bool) -> Exchange:
@@ -511,7 +599,7 @@ class ConformanceClient:
         return exchange
 
     def _default_headers(self) -> dict[str, str]:
-        return {"User-Agent": self.user_agent}
+        return {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
 
     def _build(self, prepared: _Prepared) -> httpx.Request:
         headers = dict(prepared.headers)
@@ -550,6 +638,7 @@ class ConformanceClient:
         label: str,
         request: httpx.Request,
         response: httpx.Response,
+        body: _Body,
         started_at: float,
         elapsed: float,
     ) -> Exchange:
@@ -560,6 +649,33 @@ class ConformanceClient:
             request.content,
         )
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]
+        text = body.content.decode(_charset(response), errors="replace")
+        too_large = MAX_BODY_BYTES if body.too_large else 0
         return self._recorder.record(
-            label, sent, response.status_code, headers, response.text, started_at, elapsed
+            label,
+            sent,
+            response.status_code,
+            headers,
+            text,
+            started_at,
+            elapsed,
+            too_large=too_large,
         )
+
+
+def _raw_body(response: httpx.Response) -> tuple[Iterable[bytes], str | None]:
+    """The body's chunks as sent and their coding; a response made whole in memory (a test's
+    mock transport) has only its content, already decoded."""
+    if response.is_stream_consumed:
+        return [response.content], None
+    return response.iter_raw(), response.headers.get("Content-Encoding")
+
+
+def _charset(response: httpx.Response) -> str:
+    """The body's charset as httpx reads it (UTF-8 where none, or an unknown one, is named)."""
+    name = response.charset_encoding or "utf-8"
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return "utf-8"
+    return name

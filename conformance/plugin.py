@@ -6,7 +6,9 @@ installed, so it stays inert until a test of `conformance.suite` asks for the `r
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -14,7 +16,7 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import causes, certification, checks, connection, fronts, hints
+from conformance import causes, certification, checks, connection, fronts, hints, interruption
 from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
 from conformance.reports import console, html, junit, statement
@@ -26,11 +28,12 @@ from conformance.settings import (
     SWITCHES,
     Settings,
     SettingsError,
+    default_deadline,
     from_environment,
     resolve,
 )
 from conformance.spec import catalogue
-from conformance.verdict import Verdict, decide
+from conformance.verdict import NO_VERDICT, Verdict, decide
 
 SUITE_PACKAGE = "conformance.suite"
 HELP = {
@@ -42,6 +45,9 @@ HELP = {
     "requests_per_day": "per-day figure of an enterprise plan",
     "profile": f"{' or '.join(PROFILES)}: smoke is read-only and spends at most 30 requests",
     "max_requests": "request budget of the run (default: what the profile needs)",
+    "deadline": "seconds the whole run may take; past them it sends nothing more and has no "
+    f"verdict (default: {default_deadline('full')} for full, "
+    f"{default_deadline('smoke')} for smoke)",
     "seed": "seed of the generated tests (same seed, same requests)",
     "report_dir": "write report.html, junit.xml and conformance.json into this folder",
     "strict": "count SHOULD failures as failures",
@@ -73,6 +79,8 @@ class State:
     verdict: Verdict | None = None
     progress: Progress = field(default_factory=lambda: Progress(None))
     conclusion: certification.Conclusion | None = None
+    interrupted: bool = False  # by SIGTERM or SIGINT: no verdict, whatever was seen
+    restore_signals: Callable[[], None] = lambda: None
 
 
 STATE = pytest.StashKey[State]()
@@ -124,6 +132,8 @@ def pytest_configure(config: pytest.Config) -> None:
         ledger=checks.ledger() if provided_run(config) else checks.start_run(),
         progress=Progress(console_stream(), lambda: terminal_mid_line(config)),
     )
+    if suite_run:
+        config.stash[STATE].restore_signals = interruption.install()
     report_dir = config.getoption("petstore_report_dir")
     # Under plain pytest, --report-dir asks for all three reports, like the command writes.
     if report_dir and not getattr(config.option, "htmlpath", None):
@@ -298,6 +308,11 @@ def pytest_sessionfinish(session: pytest.Session):
     if state.run is None:
         return (yield)
     run = state.run
+    if interruption.received():
+        # SIGTERM or SIGINT: nothing more is sent, from any thread; the reports say so.
+        state.interrupted = True
+        state.stopped = interruption.reason(run.started_at)
+        run.client.halt(f"the run was {state.stopped}")
     reason = state.stopped
     if state.broken_tests:
         reason = f"tests could not complete: {', '.join(state.broken_tests)}"
@@ -314,6 +329,8 @@ def pytest_sessionfinish(session: pytest.Session):
         left_open=state.ledger.left_open,
         skipped_cases=state.ledger.skipped_cases,
     )
+    if state.interrupted:  # whatever it saw, a run cut short by its user decides nothing
+        state.verdict = dataclasses.replace(state.verdict, verdict=NO_VERDICT, reason=reason)
     hints.attach(state.verdict, run.client.exchanges)
     state.conclusion = certification.conclude(run, state.verdict)
     statement.write(
@@ -351,6 +368,8 @@ def untested_reason(run: Run) -> str:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
+    if state is not None:
+        state.restore_signals()
     if state is not None and state.run is not None and not provided_run(config):
         state.run.close()
 
@@ -399,6 +418,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         f"User-Agent {run.settings.user_agent!r}"
     )
     terminalreporter.write_line(f"connection: {connection.describe(run.connection_fields())}")
+    terminalreporter.write_line(f"bounds: {run.describe_bounds()}")
     if run.har_note:
         terminalreporter.write_line(f"exchanges.har: {run.har_note}")
     for line in certification.console_lines(conclusion):

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
+from conformance import interruption
+
 PREFIX = "petstore-conformance: "
 SHORTEST = 2.0
 """Waits shorter than this pass unannounced: the tests' own output shows the run moving."""
@@ -93,6 +95,7 @@ class Progress:
             self._ticker.start()
 
     def _tick(self) -> None:
+        interruption.for_the_main_thread()
         interval = TTY_INTERVAL if self.tty else CI_INTERVAL
         last_plain = self.clock()
         while True:

@@ -51,6 +51,7 @@ class Exchange:
     started_at: float
     elapsed: float
     burst: bool = False  # sent by the exhaustion burst's own transport, one of thousands alike
+    too_large: int = 0  # the bound the body went past (conformance.bounds): only that much read
     _full_body: str = field(default="", repr=False, compare=False)
     # Made on first use: only a failure's evidence needs it, and a body that a shell line
     # cannot carry is then written to a file, which a passing run should not leave behind.
@@ -73,7 +74,12 @@ class Exchange:
 
     def json(self) -> Any:
         """Parse the whole (redacted) body; raises ValueError when it is not JSON."""
+        if self.too_large:
+            raise ValueError(self.too_large_text())
         return strict_json.loads(self._full_body)
+
+    def too_large_text(self) -> str:
+        return f"a body of more than {self.too_large} bytes (read no further)"
 
     def media_type(self) -> str | None:
         """Content-Type without parameters, lower-cased: `; charset=utf-8` must not fail a check."""
@@ -122,6 +128,8 @@ def _reason_phrase(status: int) -> str:
 
 
 def _body_preview(exchange: Exchange, limit: int = 80) -> str:
+    if exchange.too_large:
+        return exchange.too_large_text()
     text = " ".join(exchange.response_body.split())
     text = escape_controls(text)  # a server's bytes go into messages and logs
     if not text:
@@ -176,6 +184,7 @@ class Recorder:
         started_at: float,
         elapsed: float,
         burst: bool = False,
+        too_large: int = 0,
     ) -> Exchange:
         redact = self._secrets.redact
         _, request_headers, url, request_body = self._shown(sent)
@@ -203,6 +212,7 @@ class Recorder:
             started_at=started_at,
             elapsed=elapsed,
             burst=burst,
+            too_large=too_large,
             _full_body=full_body,
             _curl=functools.partial(self._curl_line, sent, exchange_id),
         )

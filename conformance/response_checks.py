@@ -193,6 +193,8 @@ def error_object_problem(exchange: Exchange) -> str | None:
     try:
         body: Any = exchange.json()
     except ValueError:
+        if exchange.too_large:
+            return exchange.too_large_text()
         return f"the body is not JSON: {exchange.response_body[:80]!r}"
     if not isinstance(body, dict):
         return f"the body is a JSON {type(body).__name__}, not an object"

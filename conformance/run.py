@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import checks, connection, response_checks
+from conformance.bounds import MAX_BODY_BYTES
 from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
 from conformance.progress import Progress
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
@@ -43,6 +44,7 @@ class Run:
     progress: Progress = field(default_factory=lambda: Progress(None))
     proxy: str | None = None  # the proxy every request went through, as the environment named it
     har_note: str = ""  # what exchanges.har lists of a big burst only in part
+    keyless_refused: bool = False  # a request without a valid key got 429 after every retry
     _names: int = 0
 
     def connection_fields(self) -> dict:
@@ -50,6 +52,24 @@ class Run:
         https = self.settings.base_url.lower().startswith("https:")
         return connection.statement_fields(
             https, self.settings.tls, self.proxy, self.client.tls_facts
+        )
+
+    def bounds(self) -> dict:
+        """What the target may cost the run, for the statement: bytes of one body, seconds of
+        one whole response, of waiting for one key, of the whole run."""
+        return {
+            "body_bytes": MAX_BODY_BYTES,
+            "response_seconds": self.client.response_seconds,
+            "key_wait_seconds": self.client.max_wait,
+            "run_deadline_seconds": self.settings.run_deadline,
+        }
+
+    def describe_bounds(self) -> str:
+        bounds = self.bounds()
+        return (
+            f"bodies read up to {bounds['body_bytes']} bytes, {bounds['response_seconds']:g} s "
+            f"for one whole response, {bounds['key_wait_seconds']:g} s waiting for one key, "
+            f"{bounds['run_deadline_seconds']} s for the run (--deadline)"
         )
 
     def attach_progress(self, progress: Progress) -> None:
@@ -174,6 +194,7 @@ def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClie
         proxy=proxy,
         curl_options=settings.tls.curl_options(),
         user_agent=settings.user_agent,
+        deadline=settings.run_deadline,
     )
 
 
@@ -240,9 +261,10 @@ def explain_refusal(
         try:
             exchange.json()
         except ValueError:
+            what = exchange.too_large_text() if exchange.too_large else "not JSON"
             raise NoVerdict(
                 f"{base_url} does not answer like a Pet Store API: GET /categories gave a "
-                f"{exchange.status} that is not JSON "
+                f"{exchange.status} that is {what} "
                 f"({exchange.header('Content-Type') or 'no Content-Type'})"
             ) from None
 

@@ -32,6 +32,7 @@ ENVIRONMENT = {
     "requests_per_day": "PETSTORE_REQUESTS_PER_DAY",
     "profile": "PETSTORE_PROFILE",
     "max_requests": "PETSTORE_MAX_REQUESTS",
+    "deadline": "PETSTORE_DEADLINE",
     "seed": "PETSTORE_SEED",
     "report_dir": "PETSTORE_REPORT_DIR",
     "strict": "PETSTORE_STRICT",
@@ -74,6 +75,22 @@ SPENDING_CEILING = 4
 the minute's window, two more where 429s came too late in their windows to tell anything)."""
 
 
+SMOKE_DEADLINE = 300
+"""Seconds a smoke run may take: its 30 requests and a limit or two waited out, with a margin."""
+FULL_RUN_MINUTES = 10
+"""Minutes a full run needs on a real (60 s) minute beside the exhaustion's: the scenarios, the
+generated tests and the windows they wait out, with a margin."""
+
+
+def default_deadline(profile: str) -> int:
+    """Seconds a run may take when --deadline is not given: the windows its profile needs (a
+    full run's exhaustion spends up to SPENDING_CEILING minutes' quotas and waits a reset after
+    each) and a margin."""
+    if profile == "smoke":
+        return SMOKE_DEADLINE
+    return (FULL_RUN_MINUTES + 2 * SPENDING_CEILING) * 60
+
+
 def exhaustion_reserve(per_minute: int | None) -> int:
     """Requests a full run keeps for exhausting a key: four minutes' quota and a margin."""
     return SPENDING_CEILING * (per_minute or 60) + EXHAUSTION_MARGIN
@@ -104,6 +121,7 @@ class Settings:
     requests_per_day: int | None = None
     profile: str = "full"
     max_requests: int | None = None
+    deadline: int | None = None  # seconds the whole run may take
     seed: int = 0
     report_dir: Path = Path("reports")
     strict: bool = False
@@ -130,13 +148,18 @@ class Settings:
             raise SettingsError(f"unknown plan {self.plan!r}: use one of {', '.join(PLAN_NAMES)}")
         if self.profile not in PROFILES:
             raise SettingsError(f"unknown profile {self.profile!r}: use full or smoke")
-        for name in ("requests_per_minute", "requests_per_day", "max_requests"):
+        for name in ("requests_per_minute", "requests_per_day", "max_requests", "deadline"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise SettingsError(f"--{name.replace('_', '-')} must be a positive whole number")
         if not self.api_key:
             raise SettingsError("no API key: pass --api-key or set PETSTORE_API_KEY")
         check_keys(self.api_key, self.spare_api_key, self.base_url)
+
+    @property
+    def run_deadline(self) -> int:
+        """Seconds the run may take: past them it sends nothing more and has no verdict."""
+        return self.deadline if self.deadline is not None else default_deadline(self.profile)
 
     @property
     def plan_limits(self) -> tuple[int | None, int | None]:
@@ -243,7 +266,7 @@ def resolve(given: dict[str, str | bool | None]) -> dict:
         value = given.get(name)
         if value is None:
             value = from_environment(name)
-        if name in ("requests_per_minute", "requests_per_day", "max_requests", "seed"):
+        if name in ("requests_per_minute", "requests_per_day", "max_requests", "deadline", "seed"):
             value = parse_int(name, value)
         elif name in SWITCHES:
             value = value if isinstance(value, bool) else parse_bool(value)

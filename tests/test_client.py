@@ -28,6 +28,7 @@ from conformance.client import (
     BudgetExhausted,
     ConformanceClient,
     Exchange,
+    RunOver,
     TargetThrottled,
     TargetUnreachable,
 )
@@ -458,6 +459,36 @@ def test_a_wait_longer_than_max_wait_raises_target_throttled():
         client.get("/categories")
     assert len(server.seen) == 1
     assert server.clock.sleeps == []
+
+
+def test_a_wait_that_would_cross_the_run_deadline_is_not_begun():
+    client, server = make_client(too_many("30"), deadline=20)
+    with pytest.raises(
+        RunOver,
+        match=r"deadline of 20 s \(--deadline\) would pass while key 'main' waits 3\d s for "
+        r"the Retry-After of its 429",
+    ):
+        client.get("/categories")
+    assert len(server.seen) == 1
+    assert server.clock.sleeps == []
+
+
+def test_a_key_refused_on_end_is_waited_for_no_longer_than_max_wait():
+    """`Retry-After: 1` on every answer: each wait is short, their sum is not."""
+    client, server = make_client(too_many("1"), max_wait=120)
+    with pytest.raises(TargetThrottled, match=r"key 'main' has been refused \(429\) for 1\d\d s"):
+        for _ in range(20):
+            client.get("/categories", retry_on_429=False)
+    assert sum(server.clock.sleeps) <= 120
+
+
+def test_a_halted_client_sends_nothing_more():
+    client, server = make_client()
+    client.get("/categories")
+    client.halt("the run was interrupted after 3 s (SIGTERM)")
+    with pytest.raises(RunOver, match="interrupted after 3 s"):
+        client.get("/categories", key="spare")
+    assert len(server.seen) == 1
 
 
 def test_jitter_never_pushes_an_acceptable_wait_past_max_wait():

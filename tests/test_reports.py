@@ -15,6 +15,7 @@ from conformance import __version__, checks, connection, spec
 from conformance.client import ConformanceClient, Exchange
 from conformance.reports import statement as statement_module
 from conformance.reports.html import evidence_html, summary_html
+from conformance.run import Run
 from conformance.settings import Settings
 from conformance.spec import catalogue
 from conformance.verdict import decide
@@ -33,6 +34,8 @@ class FakeClient:
     requests_sent: int = 7
     per_key: dict[str, int] = field(default_factory=lambda: {"main": 4, "spare": 2, "none": 1})
     exchanges: list = field(default_factory=list)
+    response_seconds: float = 10.0
+    max_wait: float = 120.0
 
     def requests_per_key(self) -> dict[str, int]:
         return dict(self.per_key)
@@ -54,6 +57,9 @@ class FakeRun:
 
     def connection_fields(self) -> dict:
         return connection.statement_fields(False, self.settings.tls, self.proxy, None)
+
+    bounds = Run.bounds
+    describe_bounds = Run.describe_bounds
 
 
 @pytest.fixture(autouse=True)

@@ -56,6 +56,7 @@ def test_resolve_reads_the_environment(monkeypatch):
     monkeypatch.setenv("PETSTORE_REQUESTS_PER_DAY", "20000")
     monkeypatch.setenv("PETSTORE_PROFILE", "smoke")
     monkeypatch.setenv("PETSTORE_MAX_REQUESTS", "25")
+    monkeypatch.setenv("PETSTORE_DEADLINE", "600")
     monkeypatch.setenv("PETSTORE_SEED", "7")
     monkeypatch.setenv("PETSTORE_REPORT_DIR", "out/here")
     monkeypatch.setenv("PETSTORE_STRICT", "true")
@@ -77,6 +78,7 @@ def test_resolve_reads_the_environment(monkeypatch):
         "requests_per_day": 20_000,
         "profile": "smoke",
         "max_requests": 25,
+        "deadline": 600,
         "seed": 7,
         "report_dir": Path("out/here"),
         "strict": True,
@@ -95,6 +97,16 @@ def test_resolve_reads_the_environment(monkeypatch):
     assert built.plan_limits == (500, 20_000)
     assert built.budget == 25
     assert built.user_agent == "curl/8.5.0"
+    assert built.run_deadline == 600
+
+
+def test_the_run_deadline_defaults_to_what_the_profile_needs():
+    full = Settings(base_url=BASE, api_key=MAIN)
+    smoke = Settings(base_url=BASE, api_key=MAIN, profile="smoke")
+    assert full.run_deadline == 1080  # ten minutes and the exhaustion's four windows and resets
+    assert smoke.run_deadline == 300
+    with pytest.raises(SettingsError, match="--deadline must be a positive"):
+        Settings(base_url=BASE, api_key=MAIN, deadline=0)
 
 
 @pytest.mark.parametrize("agent", ["", " ", "curl/8\r\nX-Injected: 1", "agent\u00e9", "x" * 257])

@@ -113,6 +113,7 @@ def facts_table(run: Run, verdict: Verdict) -> str:
             "Requests spent",
             f"{run.client.requests_sent} of a budget of {settings.budget} ({per_key})",
         ),
+        ("Bounds", run.describe_bounds()),
         ("Verdict reason", verdict.reason or "every checked MUST requirement held"),
     ]
     rows += [("Warning", warning) for warning in run.warnings]

@@ -105,6 +105,8 @@ def statement(
                 for label, seconds in run.client.seconds_waited_per_key().items()
             },
         },
+        # What the target could cost the run at most (conformance.bounds, --deadline).
+        "bounds": run.bounds(),
         "name_prefix": settings.name_prefix,
         "created_categories": run.created_categories,
         "requirements": [requirement_entry(outcome) for outcome in verdict.outcomes],

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
-from conformance import checks
+from conformance import checks, interruption
 from conformance.backoff import LONGEST_WAIT
 from conformance.burst import PATH, Announce, Burst, Spender
 from conformance.checks import cannot_check, expect
@@ -61,6 +61,7 @@ class EarlyExhaustion:
             raise self.error
 
     def _work(self) -> None:
+        interruption.for_the_main_thread()
         checks.set_current_test(self.test_id)
         try:
             exhaust_and_recover(self.run.client, self.run.settings, self.run.announce)

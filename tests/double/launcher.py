@@ -42,6 +42,12 @@ def start_double(
         command += ["--fault", name]
     for name in variants:
         command += ["--variant", name]
+    return start_listening(command)
+
+
+def start_listening(command: list[str]) -> tuple[str, Callable[[], None]]:
+    """Start a server that prints `listening on URL` once it accepts connections; return
+    (URL, stop)."""
     process = subprocess.Popen(
         command,
         cwd=PROJECT_ROOT,
@@ -62,7 +68,7 @@ def start_double(
         process.kill()
         _, errors = process.communicate(timeout=5)
         raise DoubleFailedToStart(
-            f"double did not start (exit {process.returncode}): {line or errors.strip()}"
+            f"{command[2]} did not start (exit {process.returncode}): {line or errors.strip()}"
         )
     # Keep draining stderr so that a chatty server never blocks on a full pipe.
     threading.Thread(target=process.stderr.read, daemon=True).start()
