@@ -83,6 +83,10 @@ REFUSALS = (429, 503)
 (nginx's `limit_req`) answers 503 where the service answers 429; one that answers another status
 (HAProxy's `deny`: 403) is known by its answer being unlike the service's (`refused`)."""
 NO_KEY = "none"
+POOL_LIMITS = httpx.Limits(keepalive_expiry=1.0)
+"""A connection idle for a second is not used again: servers close idle keep-alive connections
+after 2 s (gunicorn) or 5 s (uvicorn, Node), and one closed as a request goes out on it fails it
+(a GET is resent once; with two such stale connections in the pool the run had no verdict)."""
 
 
 class BudgetExhausted(Exception):
@@ -214,7 +218,9 @@ class ConformanceClient:
         if transport is None:
             # The proxy goes to this transport alone: one httpx made for it would not be bound.
             transport = bound_transport(
-                httpx.HTTPTransport(verify=self._ssl_context, proxy=proxy, trust_env=False)
+                httpx.HTTPTransport(
+                    verify=self._ssl_context, proxy=proxy, trust_env=False, limits=POOL_LIMITS
+                )
             )
         self._http = httpx.Client(
             transport=transport,
