@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance import baseline, checks, compare, spec
+from conformance import spec
+from conformance.evidence import baseline, compare
+from conformance.judging import checks
+from conformance.judging.verdict import CONFORMANT, EXIT_STATUS, NO_VERDICT, Verdict
 from conformance.reports import badge, har, package
-from conformance.verdict import CONFORMANT, EXIT_STATUS, NO_VERDICT, Verdict
 
 # What a run says when an expected-failures file changed its exit status from the verdict's.
 EXCUSED = "not conformant, every failure expected"

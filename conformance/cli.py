@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import checks, compare, interruption
+from conformance import interruption
 from conformance.clients import command as client_command
+from conformance.evidence import compare
+from conformance.judging import checks
 from conformance.plugin import HELP
 from conformance.reports import package
 from conformance.run import NoVerdict, open_run

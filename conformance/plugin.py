@@ -16,8 +16,11 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import causes, certification, checks, connection, fronts, hints, interruption
-from conformance.client import BudgetExhausted, TargetThrottled, TargetUnreachable
+from conformance import certification, interruption
+from conformance.httpclient import connection
+from conformance.httpclient.client import BudgetExhausted, TargetThrottled, TargetUnreachable
+from conformance.judging import causes, checks, fronts, hints
+from conformance.judging.verdict import NO_VERDICT, Verdict, decide
 from conformance.progress import Progress
 from conformance.reports import console, html, junit, statement
 from conformance.run import NoVerdict, Run, open_run
@@ -33,7 +36,6 @@ from conformance.settings import (
     resolve,
 )
 from conformance.spec import catalogue
-from conformance.verdict import NO_VERDICT, Verdict, decide
 
 SUITE_PACKAGE = "conformance.suite"
 HELP = {

@@ -17,9 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import checks, connection, response_checks
-from conformance.bounds import MAX_BODY_BYTES
-from conformance.client import ConformanceClient, Exchange, TargetThrottled, TargetUnreachable
+from conformance.httpclient import connection
+from conformance.httpclient.bounds import MAX_BODY_BYTES
+from conformance.httpclient.client import (
+    ConformanceClient,
+    Exchange,
+    TargetThrottled,
+    TargetUnreachable,
+)
+from conformance.judging import checks, response_checks
 from conformance.progress import Progress
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
 

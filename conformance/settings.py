@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance import __version__, baseline, compare
-from conformance.baseline import Baseline
-from conformance.connection import TlsOptions
+from conformance import __version__
+from conformance.evidence import baseline, compare
+from conformance.evidence.baseline import Baseline
+from conformance.httpclient.connection import TlsOptions
 
 # Requests per minute and per day of each published plan (interface document, Limits).
 PLANS: dict[str, tuple[int, int]] = {
@@ -71,8 +72,8 @@ MIN_KEY_LENGTH = 8
 (the base URL's path, category names, bodies) and hide that text too, and checks reading it
 would then fail a correct server. Keys as issued are far longer."""
 SPENDING_CEILING = 4
-"""Most minutes' quotas the exhaustion may spend (conformance.burst: two where the headers hide
-the minute's window, two more where 429s came too late in their windows to tell anything)."""
+"""Most minutes' quotas the exhaustion may spend (conformance.burst.spender: two where the headers
+hide the minute's window, two more where 429s came too late in their windows to tell anything)."""
 
 
 SMOKE_DEADLINE = 300

@@ -9,9 +9,9 @@ nothing (timings depend on the machine, and this one is shared).
 - The real minute: one full run on the free plan against the reference with its real 60-second
   minute: wall time, requests per key, seconds each key waited on windows. The yardstick is the
   minute itself, the floor of any run that must see a quota spent and its reset.
-- The burst: one wave of `conformance.burst` on a key of a plan too large to refuse anything,
-  at 0 ms and at 100 ms from the reference (`tests/tcp_proxy.py`), as requests per second,
-  against the yardstick of the same requests sent one after the other (what the exhaustion
+- The burst: one wave of `conformance.burst.spender` on a key of a plan too large to refuse
+  anything, at 0 ms and at 100 ms from the reference (`tests/shared/tcp_proxy.py`), as requests per
+  second, against the yardstick of the same requests sent one after the other (what the exhaustion
   did before it was concurrent), measured in the same run.
 - The burst against `wrk -c32` (Debian's, installed if missing): waves of the burst and runs of
   wrk taking turns against the same reference, each pair's requests per second as a ratio (the
@@ -42,12 +42,19 @@ from pathlib import Path
 
 import httpx
 
-from conformance.burst import Wave, plan_wave, round_trip, send_wave, senders_cpu, usable_cpus
-from conformance.client import ConformanceClient
+from conformance.burst.spender import (
+    Wave,
+    plan_wave,
+    round_trip,
+    send_wave,
+    senders_cpu,
+    usable_cpus,
+)
+from conformance.httpclient.client import ConformanceClient
 from conformance.spec import catalogue
-from tests.nginx import NginxDidNotStart, running_nginx
-from tests.servers import reference_args, start_reference
-from tests.tcp_proxy import TcpProxy
+from tests.shared.nginx import NginxDidNotStart, running_nginx
+from tests.shared.servers import reference_args, start_reference
+from tests.shared.tcp_proxy import TcpProxy
 
 PROFILES = ("full", "smoke")
 # The demo's short minute: long enough for whole-second Reset values, short enough to wait out.

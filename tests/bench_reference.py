@@ -4,8 +4,8 @@
                                     [--generator auto|wrk|python] [--setups memory,redis,postgres]
 
 Every figure is measured in this run, on this machine: the reference and the yardstick (a
-Starlette app that answers `[]`, served by the same code, `tests/bare_app.py`) are measured in
-turn, round after round, so that a busy neighbour slows both alike; the ratio of each round
+Starlette app that answers `[]`, served by the same code, `tests/shared/bare_app.py`) are measured
+in turn, round after round, so that a busy neighbour slows both alike; the ratio of each round
 is reported with its median. Requests are GET /v1/categories on keep-alive connections, with
 the key of an enterprise plan too large to refuse anything. Set-ups:
 
@@ -13,7 +13,7 @@ the key of an enterprise plan too large to refuse anything. Set-ups:
 - two workers, limits in Redis, categories in a SQLite file;
 - two workers, limits in Redis, categories in PostgreSQL (a database made for the run).
 
-The load comes from `wrk` (one thread) when it is installed, else from `tests/loadgen.py`, in
+The load comes from `wrk` (one thread) when it is installed, else from `tests/shared/loadgen.py`, in
 a process of its own either way; the output says which. Nothing is asserted: the figures
 depend on the machine.
 
@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.reference.auth import key_digest
-from tests.servers import ReferenceProcess, reference_args, start_reference, start_server
-from tests.services import (
+from tests.shared.servers import ReferenceProcess, reference_args, start_reference, start_server
+from tests.shared.services import (
     POSTGRES_ADDRESS,
     REDIS_ADDRESS,
     REDIS_URL,
@@ -115,7 +115,7 @@ def _milliseconds(value: str, unit: str) -> float:
 
 
 def python_generator(url: str, key: str, connections: int, seconds: float) -> Sample:
-    command = [sys.executable, "-m", "tests.loadgen", url, "--connections", str(connections)]
+    command = [sys.executable, "-m", "tests.shared.loadgen", url, "--connections", str(connections)]
     command += ["--seconds", f"{seconds:g}", "--header", f"Authorization: Bearer {key}"]
     output = subprocess.run(
         command, capture_output=True, text=True, check=True, timeout=seconds + 30
@@ -134,7 +134,10 @@ def pick_generator(choice: str) -> tuple[str, Generator]:
     if wrk and choice in ("auto", "wrk"):
         version = subprocess.run([wrk, "--version"], capture_output=True, text=True).stdout
         return f"wrk ({version.split(' [')[0].strip()}, one thread)", wrk_generator
-    return "tests/loadgen.py (Python asyncio, its own process; wrk not used)", python_generator
+    return (
+        "tests/shared/loadgen.py (Python asyncio, its own process; wrk not used)",
+        python_generator,
+    )
 
 
 # --- servers -----------------------------------------------------------------------------------
@@ -163,7 +166,7 @@ def setups(names: list[str], folder: Path, postgres_database: str | None) -> lis
 
 
 def start(setup: Setup, key_spec: str) -> None:
-    bare_command = [sys.executable, "-m", "tests.bare_app", "--workers", str(setup.workers)]
+    bare_command = [sys.executable, "-m", "tests.shared.bare_app", "--workers", str(setup.workers)]
     setup.bare = start_server(bare_command)
     setup.reference = start_reference(reference_args([key_spec], extra=setup.reference_options))
 

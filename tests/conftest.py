@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from tests.browser import chromium_path
-from tests.haproxy import haproxy_path
-from tests.nginx import nginx_path
-from tests.servers import ReferenceProcess, reference_args, start_reference
-from tests.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
+from tests.shared.browser import chromium_path
+from tests.shared.haproxy import haproxy_path
+from tests.shared.nginx import nginx_path
+from tests.shared.servers import ReferenceProcess, reference_args, start_reference
+from tests.shared.services import POSTGRES_ADDRESS, REDIS_ADDRESS, reachable
 
 SERVICES = {"redis": ("Redis", REDIS_ADDRESS), "postgres": ("PostgreSQL", POSTGRES_ADDRESS)}
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from conformance.spec import openapi_path
-from tests.servers import reference_args, start_reference
+from tests.shared.servers import reference_args, start_reference
 
 
 def schemathesis_command(base_url: str, key: str, *, max_examples: int, seed: int) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from conformance.clients import judging, reports
 from conformance.clients.runner import CommandDidNotStart, ScenarioRun, run_scenario, stop_all
 from conformance.clients.scenarios import BY_NAME, SCENARIOS, Scenario
-from conformance.verdict import Verdict, decide
+from conformance.judging.verdict import Verdict, decide
 
 PROG = "petstore-conformance client"
 NO_VERDICT = 2

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-from conformance.checks import CheckResult
 from conformance.clients.recorder import Arrival
 from conformance.clients.runner import ScenarioRun
 from conformance.clients.scenarios import CREATE, GIVE_UP_SECONDS, HAMMERING_THRESHOLD, LIST
+from conformance.judging.checks import CheckResult
 from conformance.spec import all_requirements
 
 TOLERANCE = 0.1  # seconds a request may come early: timers, event loops, clock reads

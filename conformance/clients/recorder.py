@@ -15,8 +15,8 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from conformance import strict_json
-from conformance.recording import Exchange
-from conformance.redaction import Secrets, redact_authorization
+from conformance.httpclient.recording import Exchange
+from conformance.httpclient.redaction import Secrets, redact_authorization
 
 BODY_LIMIT = 1 << 20  # recorded bytes of a request body; clients of this API send a few dozen
 # Exchange ids are unique across the scenarios of a run (they run at once): the HAR and the

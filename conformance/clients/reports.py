@@ -13,10 +13,10 @@ from pathlib import Path
 from conformance import __version__, spec, strict_json
 from conformance.clients.judging import early_requests, wait_end
 from conformance.clients.runner import ScenarioRun
+from conformance.judging.verdict import NO_VERDICT, Verdict
 from conformance.reports import badge, har, html, package, timeline
 from conformance.reports.console import failure_blocks, plain, verdict_lines
 from conformance.reports.statement import iso, requirement_entry
-from conformance.verdict import NO_VERDICT, Verdict
 
 
 @dataclass

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from conformance.checks import CheckResult
-from conformance.verdict import RequirementOutcome, Verdict
+from conformance.judging.checks import CheckResult
+from conformance.judging.verdict import RequirementOutcome, Verdict
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
+    from conformance.httpclient.client import Exchange
     from conformance.run import Run
 
 RATE_LIMIT = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlsplit
 
 from conformance import __version__, strict_json
-from conformance.client import RESPONSE_BODY_LIMIT
+from conformance.httpclient.client import RESPONSE_BODY_LIMIT
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
+    from conformance.httpclient.client import Exchange
 
 HTTP_VERSION = "HTTP/1.1"  # httpx speaks HTTP/1.1 unless asked for HTTP/2, which we never do
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from conformance import __version__, connection, spec
-from conformance.checks import CheckResult
+from conformance import __version__, spec
+from conformance.httpclient import connection
+from conformance.judging.checks import CheckResult
+from conformance.judging.verdict import RequirementOutcome, Verdict
 from conformance.reports import certification_html, timeline
 from conformance.reports.console import plain
-from conformance.verdict import RequirementOutcome, Verdict
 
 if TYPE_CHECKING:
     from conformance.certification import Conclusion
-    from conformance.client import Exchange
+    from conformance.httpclient.client import Exchange
     from conformance.run import Run
 
 STYLE = """

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.verdict import NO_VERDICT, Verdict
+from conformance.judging.verdict import NO_VERDICT, Verdict
 
 if TYPE_CHECKING:
     from conformance.certification import Conclusion

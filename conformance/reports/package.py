@@ -18,7 +18,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from conformance import connection, spec, strict_json
+from conformance import spec, strict_json
+from conformance.httpclient import connection
 
 STATEMENT = "conformance.json"
 MANIFEST = "manifest.json"

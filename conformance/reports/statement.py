@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance import __version__, spec, strict_json
-from conformance.verdict import RequirementOutcome, Verdict
+from conformance.judging.verdict import RequirementOutcome, Verdict
 
 if TYPE_CHECKING:
     from conformance.run import Run
@@ -105,7 +105,7 @@ def statement(
                 for label, seconds in run.client.seconds_waited_per_key().items()
             },
         },
-        # What the target could cost the run at most (conformance.bounds, --deadline).
+        # What the target could cost the run at most (conformance.httpclient.bounds, --deadline).
         "bounds": run.bounds(),
         "name_prefix": settings.name_prefix,
         "created_categories": run.created_categories,

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING
 
-from conformance.backoff import LONGEST_WAIT, http_date_to_unix, retry_after_seconds
+from conformance.httpclient.backoff import LONGEST_WAIT, http_date_to_unix, retry_after_seconds
 
 if TYPE_CHECKING:
-    from conformance.client import Exchange
+    from conformance.httpclient.client import Exchange
 
 WIDTH, HEIGHT = 900, 280
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 44

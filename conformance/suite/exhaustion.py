@@ -4,8 +4,8 @@
 thread of its own (conftest.py), so that its waits (about a minute on a real minute) pass while
 the main key's tests proceed on their own quota; without one, the main key is exhausted last.
 
-The burst, its sizing and its per-window reading are `conformance.burst`'s; the judging of what
-it showed is here, each check naming its requirement.
+The burst, its sizing and its per-window reading are `conformance.burst.spender`'s; the judging of
+what it showed is here, each check naming its requirement.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
-from conformance import checks, interruption
-from conformance.backoff import LONGEST_WAIT
-from conformance.burst import PATH, Announce, Burst, Spender
-from conformance.checks import cannot_check, expect
-from conformance.client import ConformanceClient
-from conformance.ratelimit import (
+from conformance import interruption
+from conformance.burst.spender import PATH, Announce, Burst, Spender
+from conformance.httpclient.backoff import LONGEST_WAIT
+from conformance.httpclient.client import ConformanceClient
+from conformance.httpclient.service_kind import ServiceKind, front_refusal
+from conformance.judging import checks
+from conformance.judging.checks import cannot_check, expect
+from conformance.judging.ratelimit import (
     OwnCount,
     ServerClock,
     Snapshot,
@@ -32,8 +34,7 @@ from conformance.ratelimit import (
     settled_in_its_window,
     snapshot,
 )
-from conformance.response_checks import retry_after_seconds
-from conformance.service_kind import ServiceKind, front_refusal
+from conformance.judging.response_checks import retry_after_seconds
 from conformance.settings import Settings
 from conformance.spec import all_requirements
 
@@ -122,7 +123,7 @@ def by_statuses(client: ConformanceClient, burst: Burst) -> OwnCount | None:
 
 
 def fronted(client: ConformanceClient, burst: Burst) -> bool:
-    """Whether the burst's refusal was made in front of the service (conformance.fronts)."""
+    """Whether the burst's refusal was made in front of the service (conformance.judging.fronts)."""
     refused = burst.refused
     return refused is not None and front_refusal(refused.exchange, ServiceKind(client.exchanges))
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance.checks import expect, leave_open, skip_case
+from conformance.judging.checks import expect, leave_open, skip_case
 from conformance.suite.throttling import skip_if_throttled
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from conformance.categories import category_problems, listed_categories
-from conformance.checks import expect, require
 from conformance.generation import utf16_length
+from conformance.judging.categories import category_problems, listed_categories
+from conformance.judging.checks import expect, require
 from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
 from conformance.suite.throttling import skip_if_throttled
 

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conformance.checks import expect
-from conformance.pets import expect_pet_endpoint_exists
+from conformance.judging.checks import expect
+from conformance.judging.pets import expect_pet_endpoint_exists
 from conformance.suite.throttling import skip_if_throttled
 
 UNKNOWN_PET_ID = "9223372036854775807"  # the largest int64: a valid id no demo store uses

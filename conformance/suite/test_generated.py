@@ -31,11 +31,11 @@ from hypothesis import strategies as st
 from schemathesis.generation import GenerationMode
 
 from conformance import generation
-from conformance.categories import category_problems, listed_categories
-from conformance.checks import expect
-from conformance.client import BudgetExhausted, ConformanceClient, Exchange
 from conformance.generation import NO_BODY, Allowance, BodyVerdict, Expectation
-from conformance.pets import announces_itself, served_a_pet
+from conformance.httpclient.client import BudgetExhausted, ConformanceClient, Exchange
+from conformance.judging.categories import category_problems, listed_categories
+from conformance.judging.checks import expect
+from conformance.judging.pets import announces_itself, served_a_pet
 
 LIST_STATUSES = frozenset({200, 401, 429})
 CREATE_STATUSES = frozenset({201, 400, 401, 413, 415, 429})

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks import cannot_check, expect
-from conformance.ratelimit import (
+from conformance.judging.checks import cannot_check, expect
+from conformance.judging.ratelimit import (
     SETTLE_MARGIN,
     ServerClock,
     counting,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance.checks import expect
+from conformance.judging.checks import expect
 from conformance.suite.payloads import (
     MALFORMED_JSON,
     NON_OBJECT_KINDS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Exchange
+from conformance.httpclient.client import Exchange
 
 
 def skip_if_throttled(exchange: Exchange) -> None:

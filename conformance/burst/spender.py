@@ -1,0 +1,557 @@
+"""The exhaustion burst: spend one key's quota inside one window, and stop at its first 429.
+
+Sent one at a time, 1,001 requests to a server 100 ms away take 100 s: no business-plan quota
+could be spent within one minute, and no correct server could be told from one that never
+refuses. So the burst is concurrent, and sent in waves. Each wave is what the window has left,
+plus one: the Remaining the key's last response showed, or the plan's figure where the headers
+report another window. A wave's connections are sized from the round trip measured on the
+key's own requests and the time left before the window's Reset, so that the wave lands well
+inside the window. Every wave stops sending at its first refusal, so a correct server answers
+one 429 (a few at most, from requests already in flight) and the key is never pushed past it.
+
+After each wave the key's responses are judged per window (`conformance.judging.ratelimit`): a
+window that served beyond its quota ends the burst (the fault is evident, and more requests would
+prove nothing); so does a 429, unless it came in its window's last second, where a sliding
+window may give requests back unseen and nothing can be told: then, once its Retry-After has
+passed, the next window is spent. Otherwise the next wave spends what the latest window has
+left.
+
+Where one core cannot send a wave in time, several processes send it
+(`conformance.burst.processes`): the plan says how many, from the checker's CPU per request
+measured on the burst's earlier waves, up to the CPUs this process may run on.
+
+A quota is beyond this machine only once it has tried at its full width: a wave begun in a
+fresh window (the checker saw its Reset pass), on the connections the rate measured per
+connection calls for (or the most it opens), from as many processes as its CPU needs. A wave
+begun late in a window ran into the next one and proves nothing: it only measures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import math
+import os
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from conformance.burst.processes import forkable, send_from_processes, shares
+from conformance.burst.transport import BurstRequest, sender
+from conformance.httpclient.backoff import LONGEST_WAIT
+from conformance.httpclient.client import ConformanceClient, Exchange
+from conformance.judging.ratelimit import (
+    SETTLE_MARGIN,
+    ServerClock,
+    Snapshot,
+    counting,
+    excess,
+    settled_in_its_window,
+    snapshot,
+)
+from conformance.settings import SPENDING_CEILING
+
+PATH = "/categories"
+MAX_CONNECTIONS = 64
+"""More would not be a client any more but a load test."""
+CPU_PER_REQUEST = 0.0003
+"""Seconds of the checker's own work per request of a burst (sending, recording, checking)
+until a wave has measured it: a wave of thousands is bound by it whatever the connections.
+`tox -e bench` measured 0.06 to 0.10 ms on an idle 2-core machine; this leaves room for a busy
+one."""
+HTTPX_CPU_PER_REQUEST = 0.002
+"""The same where httpx sends the burst (through a proxy): 1.6 to 2.5 ms measured."""
+BUSY = 0.8
+"""Share of its time a sending process spent on the CPU above which the checker, not the
+target, set the wave's pace: only then would more processes send faster."""
+LANDING_SHARE = 0.5
+"""A wave is sized to land within half the time its window has left: room for a busy machine."""
+WINDOWS_OF_SLACK = 2
+"""Headers that report the day's window hide where a minute ends: a fixed-window limiter may
+serve up to twice its per-minute limit across one minute boundary, so that is the ceiling."""
+MIN_ROUND_TRIP = 0.001
+MAX_REFUSALS = 3
+"""Waves ending in a refusal before the burst judges with what it has: the first, and two more
+where a 429 came in its window's last second."""
+FALLBACK_CONNECTIONS = 8
+"""Fewest connections of a wave that cannot be landed as planned: enough to keep the checker
+busy; more only add each their own overhead on a machine that is short of CPU, not of round
+trips. A wave whose round trips alone need more gets them (see `fallback_wave`)."""
+FRESH_WINDOW_TRIES = 3
+"""Plans tried in all before a wave goes anyway: the current window, and two fresh ones."""
+MEASURED_WAVE = 200
+"""Fewest answers of a wave whose pace tells what this machine can send: in a smaller one,
+opening the connections weighs more than sending."""
+FRESH_SHARE = 0.75
+"""Share of its window the response before a wave must have had left, after the checker waited
+for its Reset, for the wave to be a fresh window's: a sliding window's Reset after a wave frees
+only its oldest request."""
+
+
+@dataclass(frozen=True)
+class Wave:
+    requests: int
+    connections: int  # in all, dealt out among the processes
+    processes: int = 1
+    fresh: bool = False  # begun in a window the checker saw start (or one the headers hide)
+    full_width: bool = False  # as wide as a measured rate called for, or MAX_CONNECTIONS
+
+
+@dataclass(frozen=True)
+class Processes:
+    """How many processes a wave may be sent from, and the CPU each request costs them."""
+
+    fewest: int = 1
+    most: int = 1
+    per_request: float = CPU_PER_REQUEST
+
+
+def plan_wave(
+    requests: int, round_trip: float, seconds_left: float, processes: Processes = Processes()
+) -> Wave | None:
+    """Connections, and processes where one cannot send it in time, enough for `requests` to
+    land within `LANDING_SHARE` of `seconds_left`; None when even MAX_CONNECTIONS from the
+    most processes cannot (the caller waits for a fresh window).
+
+    A connection opens in one round trip, then sends one request per round trip (the last
+    round may be short of requests: one more round trip); on top, each process spends
+    `per_request` of CPU on each of its requests, one after the other."""
+    landing = (seconds_left - SETTLE_MARGIN) * LANDING_SHARE
+    if requests <= 0:
+        return None
+    for count in range(processes.fewest, processes.most + 1):
+        usable = landing - 2 * round_trip - requests * processes.per_request / count
+        if usable <= 0:
+            continue
+        connections = max(count, math.ceil(requests * round_trip / usable))
+        if connections <= MAX_CONNECTIONS:
+            return Wave(requests, min(connections, requests), count)
+    return None
+
+
+def fallback_wave(
+    requests: int, round_trip: float, seconds_left: float, processes: Processes = Processes()
+) -> Wave:
+    """The wave that goes when none could be planned (a busy machine, a slow network): the
+    connections its round trips need to land within the window, leaving out the checker's own
+    work and the margins, between FALLBACK_CONNECTIONS and MAX_CONNECTIONS, and the processes
+    its CPU needs, up to the most. A plan fails on a busy machine because round trips measured
+    there are long; eight connections 100 ms away could not land 10,001 requests in any minute."""
+    usable = max(seconds_left - SETTLE_MARGIN, 1.0)
+    needed = math.ceil(requests * round_trip / usable)
+    cpu = math.ceil(requests * processes.per_request / (usable * LANDING_SHARE))
+    count = min(processes.most, max(processes.fewest, cpu))
+    connections = min(MAX_CONNECTIONS, max(FALLBACK_CONNECTIONS, needed, count))
+    return Wave(requests, min(connections, requests), count)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (a container's or a CI runner's share, not the host's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def round_trip(exchanges: list[Exchange], label: str) -> float:
+    """The time one request on `label` takes, from its latest few (the median, so one stall
+    on a busy machine does not size the whole burst)."""
+    recent = [e.elapsed for e in exchanges if e.key_label == label][-5:]
+    return max(MIN_ROUND_TRIP, statistics.median(recent)) if recent else 0.1
+
+
+def send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[Exchange]:
+    """Send up to `wave.requests` GETs on `label` over `wave.connections` connections, from
+    `wave.processes` processes; stop starting new ones at the first response that is not
+    served. One process sends where the burst's own transport does not go (through a proxy,
+    in tests) or where the budget cannot cover the wave and a resend per connection."""
+    if wave.processes > 1 and (request := client.burst_request(PATH, label)) is not None:
+        dealt = shares(wave.requests, wave.connections, wave.processes)
+        sent = send_from_processes(client, request[0], BurstRequest(request[1]), dealt)
+        if sent is not None:
+            return sent
+    return asyncio.run(_send_wave(client, label, wave))
+
+
+async def _send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[Exchange]:
+    received: list[Exchange] = []
+    left = wave.requests
+    refused = asyncio.Event()
+
+    async def connection() -> None:
+        nonlocal left
+        async with sender(client, PATH, label) as send:
+            while left > 0 and not refused.is_set():
+                left -= 1
+                exchange = await send()
+                received.append(exchange)
+                if not 200 <= exchange.status < 300:
+                    refused.set()
+
+    outcomes = await asyncio.gather(
+        *(connection() for _ in range(wave.connections)), return_exceptions=True
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return received
+
+
+@dataclass(frozen=True)
+class Rate:
+    """What a wave reached: requests a second, from how many processes, and the CPU its
+    senders spent on each request; on how many connections, whether it was begun in a fresh
+    window and at full width (`Wave`), and whether it met a refusal."""
+
+    per_second: float
+    processes: int
+    cpu_per_request: float
+    connections: int = 1
+    fresh: bool = False
+    full_width: bool = False
+    refused: bool = False
+
+    @property
+    def per_connection(self) -> float:
+        """Seconds each connection took per request."""
+        return self.connections / self.per_second
+
+    @property
+    def checker_bound(self) -> bool:
+        """The senders were on the CPU nearly all the time: they, not the target, set the pace."""
+        return self.cpu_per_request * self.per_second >= BUSY * self.processes
+
+
+def rate_of(seen: list[Snapshot], wave: Wave, processes: int, cpu: float) -> Rate | None:
+    """The rate `wave` reached, from its first request sent to its last answer, from
+    `processes` with `cpu` seconds of its senders; None for a wave too small to tell."""
+    if len(seen) < MEASURED_WAVE:
+        return None
+    span = max(s.received for s in seen) - min(s.exchange.started_at for s in seen)
+    if span <= 0:
+        return None
+    refused = any(not s.served for s in seen)
+    return Rate(
+        len(seen) / span,
+        processes,
+        cpu / len(seen),
+        wave.connections,
+        wave.fresh,
+        wave.full_width,
+        refused,
+    )
+
+
+def width(rate: Rate) -> str:
+    """How wide a wave went: "64 connections from 2 processes"."""
+    text = f"{rate.connections} connection{'s' if rate.connections > 1 else ''}"
+    return text + (f" from {rate.processes} processes" if rate.processes > 1 else "")
+
+
+def tried(rates: list[Rate]) -> str:
+    """The timed waves, as the statement tells them."""
+    told = [
+        f"{width(rate)} at {rate.per_second:,.0f} a second"
+        + ("" if rate.fresh else " (begun late in a window: not counted)")
+        for rate in rates
+    ]
+    return f"{len(rates)} wave{'s' if len(rates) > 1 else ''}: " + ", then ".join(told)
+
+
+def senders_cpu() -> tuple[float, float]:
+    """CPU seconds of this process and of its ended children, to tell a wave's senders' CPU."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time(), children.ru_utime + children.ru_stime
+
+
+def window_length(history: list[Snapshot], clock: ServerClock) -> float:
+    """The window as the run's Resets show it: the most time any response had left before its
+    Reset, at most a minute; a minute where no Reset within one can be read (absent, or the
+    day's). A window's first request sees nearly all of it, fixed or sliding (later ones of a
+    sliding log see only what is left of its oldest entry's), and every run starts with one."""
+    spans = [
+        s.reset - clock.handled_from(s)
+        for s in history
+        if s.reset is not None and 0 < s.reset - clock.handled_from(s) <= LONGEST_WAIT
+    ]
+    return min(60.0, max(spans)) if spans else 60.0
+
+
+@dataclass
+class Burst:
+    """What spending a key's quota showed: the key's responses, in the order they were sent."""
+
+    history: list[Snapshot]
+    refused: Snapshot | None = None  # the first response of the latest wave not served
+    beyond: Snapshot | None = None  # a response served beyond its window's quota
+    beyond_evidence: str = ""  # what showed it beyond
+    waves: list[Wave] = field(default_factory=list)
+    refusals: int = 0  # waves that ended in a refusal
+    rates: list[Rate] = field(default_factory=list)  # what each timed wave reached
+    out_of_reach: str = ""  # why this machine cannot land the quota in one window, with figures
+
+    @property
+    def requests(self) -> int:
+        return len(self.history) - 1  # the probe it started from was not the burst's
+
+    def add(self, seen: list[Snapshot]) -> None:
+        self.history += sorted(seen, key=lambda s: s.exchange.started_at)
+        refused = [s for s in seen if not s.served]
+        self.refused = min(refused, key=lambda s: s.received) if refused else None
+        self.refusals += bool(refused)
+
+
+Announce = Callable[[str], None]
+
+
+@dataclass
+class Spender:
+    """Spends `label`'s quota in waves, judging each window as it goes."""
+
+    client: ConformanceClient
+    label: str
+    per_minute: int | None
+    announce: Announce = lambda message: None
+    # the burst's responses read for `window_now`, and the window they showed
+    _window_seen: tuple[int, float] = field(default=(0, 0.0), init=False, repr=False)
+
+    @functools.cached_property
+    def window(self) -> float:
+        """The window's length, from the responses of the run before the burst."""
+        seen = [snapshot(e) for e in self.client.exchanges]
+        return window_length(seen, self.clock())
+
+    def spend(self, probe: Snapshot) -> Burst:
+        burst = Burst([probe])
+        self.window  # noqa: B018 - read before the burst's own responses add to the run
+        figure = self.per_minute or probe.limit or 60
+        ceiling = SPENDING_CEILING * figure + 4
+        while burst.requests < ceiling:
+            if burst.refused is not None:
+                self.start_again(burst)  # its 429 came too late in its window to tell
+            elif (wave := self.next_wave(burst, figure, ceiling)) is not None:
+                burst.waves.append(wave)
+                self.send(burst, wave)
+            if self.judge(burst, figure) or self.decided(burst) or self.beyond_reach(burst, figure):
+                break
+        return burst
+
+    def beyond_reach(self, burst: Burst, figure: int) -> bool:
+        """True when this machine cannot land the quota and one more inside one window: the
+        latest wave went at full width from the start of a fresh window and was slower than
+        that needs, and more processes would not send faster (the senders were not what held
+        it back, or there were as many as this process may run on). Nothing more is spent
+        then; whether the limit holds stays open, with the figures (never a guess) and the
+        waves tried. A wave begun late in a window is not the machine's best: the next one
+        goes in a fresh window, as wide as the rate it measured per connection calls for."""
+        if burst.refused is not None or not self.too_slow(burst, figure):
+            return False
+        latest = burst.rates[-1]
+        if not (latest.fresh and latest.full_width) or self.more_processes(burst, figure):
+            return False
+        counted = [rate for rate in burst.rates if rate.fresh and not rate.refused]
+        fastest = max(counted, key=lambda rate: rate.per_second)
+        burst.out_of_reach = (
+            f"{figure + 1:,} requests inside one window of {self.window_now(burst):.0f} s need "
+            f"{self.needed(burst, figure):,.0f} requests a second; this machine reached "
+            f"{fastest.per_second:,.0f} at most, on {width(fastest)} from the start of a fresh "
+            f"window (over {tried(burst.rates)})"
+        )
+        return True
+
+    def window_now(self, burst: Burst) -> float:
+        """The window's length as the run has shown it so far: the run's first responses may
+        have come late in one, and a fresh window's first response shows nearly all of it.
+        (Read again only when the burst has more responses: the clock reads every Date.)"""
+        seen = len(burst.history)
+        if self._window_seen[0] != seen:
+            shown = window_length(burst.history, self.clock())
+            self._window_seen = (seen, max(self.window, shown))
+        return self._window_seen[1]
+
+    def needed(self, burst: Burst, figure: int) -> float:
+        """Requests a second that land the quota and one more inside one window."""
+        return (figure + 1) / self.window_now(burst)
+
+    def too_slow(self, burst: Burst, figure: int) -> bool:
+        """The latest timed wave met no refusal and was slower than the quota needs."""
+        if not burst.rates or burst.rates[-1].refused:
+            return False
+        return burst.rates[-1].per_second < self.needed(burst, figure)
+
+    def more_processes(self, burst: Burst, figure: int) -> bool:
+        """True when the latest wave was too slow, its senders held it back, and this
+        process may run on more CPUs than it was sent from."""
+        if not self.too_slow(burst, figure):
+            return False
+        latest = burst.rates[-1]
+        return latest.checker_bound and latest.processes < self.cpus
+
+    @functools.cached_property
+    def own_transport(self) -> bool:
+        """Whether the burst's own transport sends it (not httpx: through a proxy, in tests)."""
+        return self.client.burst_request(PATH, self.label) is not None
+
+    @functools.cached_property
+    def cpus(self) -> int:
+        """The most processes a wave may go from: one where the burst's own transport does
+        not go or no process can be forked."""
+        if not self.own_transport or not forkable():
+            return 1
+        return usable_cpus()
+
+    def processes(self, burst: Burst, figure: int) -> Processes:
+        """What the next wave may be sent from: from the latest timed wave's CPU per request
+        on; from more processes than it where its senders were too slow."""
+        if not burst.rates:
+            estimate = CPU_PER_REQUEST if self.own_transport else HTTPX_CPU_PER_REQUEST
+            return Processes(1, self.cpus, estimate)
+        latest = burst.rates[-1]
+        fewest = latest.processes + 1 if self.more_processes(burst, figure) else 1
+        return Processes(fewest, self.cpus, latest.cpu_per_request)
+
+    def decided(self, burst: Burst) -> bool:
+        """A refusal tells whether the limit held, unless it came in its window's last second:
+        a sliding window may give requests back there unseen. Then, once, the next window."""
+        refused = burst.refused
+        if refused is None:
+            return False
+        if refused.status != 429 or refused.reset is None or burst.refusals >= MAX_REFUSALS:
+            return True  # (without a readable Reset, no later window would tell more)
+        return settled_in_its_window(burst.history, self.clock(), refused)
+
+    def start_again(self, burst: Burst) -> None:
+        """Wait a whole window without the key's requests, then probe: a sliding window whose
+        oldest entry is about to leave refuses every wave in its last second (its Reset is the
+        oldest entry's), and only an emptied one answers a wave with a 429 that can be judged.
+        The client holds the key until its Retry-After meanwhile, as ever."""
+        self.announce(f"{self.label} key: its 429 came in its window's last second; once more")
+        quiet = time.time() - burst.history[-1].received
+        reason = "a whole window without its requests (a sliding window forgets them one by one)"
+        self.client.wait(self.label, self.window_now(burst) + SETTLE_MARGIN - quiet, reason)
+        fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
+        burst.add([snapshot(fresh)])
+
+    def clock(self) -> ServerClock:
+        return ServerClock.of(self.client.exchanges)
+
+    def next_wave(self, burst: Burst, figure: int, ceiling: int) -> Wave | None:
+        """The next wave; where too little of the window is left to land it in (early in the
+        settled part, where it can be judged), or where the latest wave was too slow (the
+        next must be sent at full width in a whole window), first wait for a fresh one. After
+        a fixed window's Reset one is fresh; a sliding window frees one request at each
+        Reset, so the wait is repeated once, until the key's own earlier requests have left
+        it. None when the fresh window's first request was refused: nothing to spend."""
+        waited = False
+        for tries in range(1, FRESH_WINDOW_TRIES + 1):
+            latest = burst.history[-1]
+            wanted = min(self.wave_size(latest, figure), ceiling - burst.requests)
+            clock = self.clock()
+            left = self.seconds_left(latest, clock)
+            trip = self.trip(burst)
+            processes = self.processes(burst, figure)
+            wave = plan_wave(wanted, trip, left, processes)
+            hidden = self.hidden(latest, clock)
+            fresh = hidden or (waited and self.at_its_start(burst, latest, clock))
+            # Before the first wave, and after a 429 in a window's last second (its back-off may
+            # have ended late in the next window): a wave sent late would land late again.
+            first_or_again = not burst.waves or burst.refusals > 0
+            too_slow = self.too_slow(burst, figure)
+            waiting_helps = (wave is None and first_or_again) or too_slow
+            if fresh or not waiting_helps or tries == FRESH_WINDOW_TRIES:
+                break
+            until = clock.seconds_until(latest.reset)  # type: ignore[arg-type]
+            if waited and too_slow:  # a sliding log: the wave's requests leave one by one
+                quiet = time.time() - latest.received
+                until = max(until, self.window_now(burst) + SETTLE_MARGIN - quiet)
+            self.client.wait(self.label, until, "a fresh window to spend its quota in")
+            probe = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
+            burst.add([snapshot(probe)])
+            waited = True
+            if burst.refused is not None:
+                return None
+        if wave is None:
+            wave = fallback_wave(wanted, trip, left, processes)
+            if self.too_slow(burst, figure):  # the wave that tells: as wide as it goes
+                wave = dataclasses.replace(wave, connections=min(MAX_CONNECTIONS, wanted))
+        full_width = bool(burst.rates) or wave.connections >= MAX_CONNECTIONS
+        return dataclasses.replace(wave, fresh=fresh, full_width=full_width)
+
+    def trip(self, burst: Burst) -> float:
+        """Seconds a connection takes per request: the key's round trip, or what the latest
+        timed wave reached per connection where that was slower (a server that handles a few
+        requests at a time, a busy machine): the next wave goes as wide as that calls for."""
+        measured = round_trip(self.client.exchanges, self.label)
+        return max([measured] + [rate.per_connection for rate in burst.rates[-1:]])
+
+    def at_its_start(self, burst: Burst, latest: Snapshot, clock: ServerClock) -> bool:
+        """The response had nearly all of its window before it, as its Reset shows: a fixed
+        window's first, not a sliding window's that is about to free its oldest request."""
+        shown = latest.reset - clock.handled_from(latest)  # type: ignore[operator]
+        return shown >= FRESH_SHARE * self.window_now(burst)
+
+    @staticmethod
+    def hidden(latest: Snapshot, clock: ServerClock) -> bool:
+        """The response shows no plausible Reset of the minute's window (none, or the day's)."""
+        return latest.reset is None or clock.seconds_left(latest.reset) > LONGEST_WAIT
+
+    def wave_size(self, latest: Snapshot, figure: int) -> int:
+        if latest.limit == figure and latest.remaining is not None:
+            return latest.remaining + 1  # what the window has left, and the one beyond it
+        return figure + 1  # the headers hide the minute's window: a whole minute's quota
+
+    def seconds_left(self, latest: Snapshot, clock: ServerClock) -> float:
+        """Time left in the latest response's window; a minute where its Reset is not
+        plausible (absent, or a day away because the headers report the daily window)."""
+        if self.hidden(latest, clock):
+            return 60.0
+        return max(0.0, clock.seconds_left(latest.reset))  # type: ignore[arg-type]
+
+    def send(self, burst: Burst, wave: Wave) -> None:
+        processes = f" from {wave.processes} processes" if wave.processes > 1 else ""
+        self.announce(
+            f"{self.label} key: {wave.requests:,} requests on {wave.connections} "
+            f"connection{'s' if wave.connections > 1 else ''}{processes} to spend its quota"
+        )
+        own, children = senders_cpu()
+        sent = send_wave(self.client, self.label, wave)
+        own_after, children_after = senders_cpu()
+        # From other processes, theirs is the senders' CPU; this one's then went on recording.
+        # (A wave the budget could not cover went from this one alone.)
+        forked = children_after - children
+        from_processes = wave.processes > 1 and forked > 0
+        cpu = forked if from_processes else own_after - own
+        seen = [snapshot(e) for e in sent]
+        burst.add(seen)
+        rate = rate_of(seen, wave, wave.processes if from_processes else 1, cpu)
+        if rate is not None:
+            burst.rates.append(rate)
+            self.announce(
+                f"{self.label} key: {len(seen):,} answered, {rate.per_second:,.0f} requests a "
+                f"second ({rate.cpu_per_request * 1e3:.2f} ms of the checker's CPU each)"
+            )
+
+    def judge(self, burst: Burst, figure: int) -> bool:
+        """True when a window served beyond its quota (the fault is evident: stop)."""
+        clock = self.clock()
+        holds = counting(burst.history, clock).problem is None
+        found = excess(burst.history, holds, clock)
+        if found is not None:
+            burst.beyond, burst.beyond_evidence = found.seen, found.evidence
+            return True
+        served = [s for s in burst.history[1:] if s.served]
+        # Only where the headers hide the minute: where they show it, its windows are judged
+        # above, and a minute shorter than 60 s (a test server's) may serve this much legitimately.
+        hidden = not any(s.limit == figure for s in served)
+        quick = served and served[-1].received - served[0].exchange.started_at < 60
+        if hidden and len(served) > WINDOWS_OF_SLACK * figure and quick:
+            # More than two minutes' quota served, quicker than a minute, is beyond any fixed
+            # or sliding window of the plan.
+            burst.beyond = served[-1]
+            burst.beyond_evidence = (
+                f"{len(served)} requests of this key were served within a minute, more than "
+                f"{WINDOWS_OF_SLACK} minutes' quota of the plan"
+            )
+        return burst.beyond is not None

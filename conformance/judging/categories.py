@@ -1,0 +1,72 @@
+"""What a Category is (spec/openapi.yaml's own schema), and what GET /categories must list."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from conformance import spec
+from conformance.httpclient.client import Exchange
+from conformance.judging.checks import expect
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+@cache
+def _category_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(spec.component_schema("Category"))
+
+
+def category_problems(value: Any) -> list[str]:
+    """What keeps `value` from being a Category of spec/openapi.yaml (CAT-SCHEMA); [] if it is.
+
+    JSON Schema leaves `format: int64` unchecked and lets 1.0 pass as an integer: both are
+    checked here, as the service's ids are int64 integers.
+    """
+    problems = [
+        f"{'/'.join(map(str, error.absolute_path)) or 'the body'}: {error.message}"
+        for error in _category_validator().iter_errors(value)
+    ]
+    if isinstance(value, dict) and "id" in value and not problems:
+        identifier = value["id"]
+        if isinstance(identifier, bool) or not isinstance(identifier, int):
+            problems.append(f"id: {identifier!r} is not an integer")
+        elif not INT64_MIN <= identifier <= INT64_MAX:
+            problems.append(f"id: {identifier} is outside int64")
+    return problems
+
+
+def _not_json(exchange: Exchange) -> str:
+    return exchange.too_large_text() if exchange.too_large else "a body that is not JSON"
+
+
+def listed_categories(exchange: Exchange) -> list[Any] | None:
+    """The items of a 200 of GET /categories: a JSON array (CAT-LIST-200) of Categories
+    (CAT-SCHEMA). None when the body is not an array."""
+    try:
+        listed = exchange.json()
+    except ValueError:
+        listed = None
+    if not expect(
+        "CAT-LIST-200",
+        isinstance(listed, list),
+        "GET /categories must answer a JSON array of Category objects, got "
+        + (_not_json(exchange) if listed is None else type(listed).__name__),
+        exchange,
+    ):
+        return None
+    invalid = [
+        f"item {index}: {'; '.join(problems)}"
+        for index, item in enumerate(listed)
+        if (problems := category_problems(item))
+    ]
+    expect(
+        "CAT-SCHEMA",
+        not invalid,
+        f"every item of GET /categories must be a Category; {len(invalid)} are not: "
+        + " | ".join(invalid[:5]),
+        exchange,
+    )
+    return listed

@@ -1,0 +1,221 @@
+"""Ready CI: the GitHub Action and the GitLab template say what they promise, and their steps
+(`ci/install.sh`, `ci/check.sh`) run here as a runner runs them: variables set the way the
+action sets them (a blank input is an empty variable), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY
+files, against the reference and a faulty double, in the smoke profile (about a second each)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance.settings import ENVIRONMENT
+from tests.checker.test_command import Finished as CommandFinished
+from tests.checker.test_command import assert_no_key_anywhere, new_key
+from tests.shared.double import running_double
+from tests.shared.servers import reference_args, start_reference
+
+ROOT = Path(__file__).resolve().parents[2]
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+GITLAB = yaml.safe_load((ROOT / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))
+INSTALL_TIMEOUT = 300
+CHECK_TIMEOUT = 60
+FAULT, FAULT_ID = "no-www-authenticate", "AUTH-WWW-AUTHENTICATE"
+
+
+def check_step() -> dict:
+    [step] = [s for s in ACTION["runs"]["steps"] if s.get("id") == "check"]
+    return step
+
+
+def test_the_action_is_composite_with_the_promised_inputs():
+    assert ACTION["runs"]["using"] == "composite"
+    inputs = ACTION["inputs"]
+    for name in ("base-url", "api-key", "spare-api-key", "plan", "profile", "expected-failures"):
+        assert name in inputs and inputs[name]["description"]
+    assert "secret" in inputs["api-key"]["description"]
+    assert set(ACTION["outputs"]) == {"verdict", "exit-status"}
+
+
+def test_every_input_reaches_the_checker_through_its_variable():
+    environment = check_step()["env"]
+    passed = {}
+    for variable, value in environment.items():
+        [name] = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value).groups()
+        passed[name] = variable
+        assert name in ACTION["inputs"]
+        assert variable in ENVIRONMENT.values(), variable
+    assert passed["api-key"] == "PETSTORE_API_KEY"
+    assert passed["expected-failures"] == "PETSTORE_EXPECTED_FAILURES"
+
+
+def test_the_steps_are_the_repository_scripts_and_the_reports_are_kept():
+    runs = [s["run"] for s in ACTION["runs"]["steps"] if "run" in s]
+    assert runs == [
+        'bash "$GITHUB_ACTION_PATH/ci/install.sh"',
+        'bash "$GITHUB_ACTION_PATH/ci/check.sh"',
+    ]
+    [upload] = [s for s in ACTION["runs"]["steps"] if "upload-artifact" in s.get("uses", "")]
+    assert upload["if"] == "always()"
+    assert upload["with"]["path"] == "${{ inputs.report-dir }}"
+
+
+def test_the_gitlab_template_runs_the_same_scripts_and_keeps_the_reports():
+    job = GITLAB[".petstore-conformance"]
+    script = "\n".join(job["script"])
+    assert "ci/install.sh" in script and "ci/check.sh" in script
+    report_dir = job["variables"]["PETSTORE_REPORT_DIR"]
+    assert job["artifacts"]["when"] == "always"
+    assert f"{report_dir}/" in job["artifacts"]["paths"]
+    assert job["artifacts"]["reports"]["junit"] == f"{report_dir}/junit.xml"
+    for secret in ("PETSTORE_API_KEY", "PETSTORE_SPARE_API_KEY"):
+        assert secret not in job["variables"], "keys belong in masked CI/CD variables"
+
+
+# -- the scripts, run -------------------------------------------------------------------------
+
+
+@dataclass
+class StepRun:
+    finished: CommandFinished
+    outputs: dict[str, str]
+    summary: str
+
+
+def action_environment(tmp_path: Path, **inputs: str) -> dict[str, str]:
+    """What the action's check step sees: every input as its variable, blank ones empty."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PETSTORE_", "PYTEST_", "GITHUB_", "PSC_"))
+    }
+    environment |= {variable: "" for variable in check_step()["env"]}
+    environment |= {"PETSTORE_PLAN": "free", "PETSTORE_REPORT_DIR": "petstore-conformance-reports"}
+    environment |= inputs
+    environment |= {
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+        "GITHUB_OUTPUT": str(tmp_path / "github-output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary"),
+        # This interpreter's scripts first: the installed `petstore-conformance`.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    (tmp_path / "runner-temp").mkdir(exist_ok=True)
+    return environment
+
+
+def run_step(script: str, tmp_path: Path, environment: dict, timeout: float) -> StepRun:
+    process = subprocess.run(
+        ["bash", str(ROOT / "ci" / script)],
+        cwd=tmp_path,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    finished = CommandFinished(process.returncode, process.stdout, process.stderr, tmp_path)
+    output_file = Path(environment["GITHUB_OUTPUT"])
+    lines = output_file.read_text().splitlines() if output_file.exists() else []
+    summary_file = Path(environment["GITHUB_STEP_SUMMARY"])
+    summary = summary_file.read_text() if summary_file.exists() else ""
+    return StepRun(finished, dict(line.split("=", 1) for line in lines), summary)
+
+
+@pytest.fixture
+def reference(tmp_path) -> tuple[str, str, str]:
+    keys = (new_key("main"), new_key("spare"))
+    server = start_reference(reference_args([f"{k}:free" for k in keys], minute_seconds=3))
+    yield server.base_url, *keys
+    server.stop()
+
+
+def test_the_check_step_on_the_reference_is_green_with_outputs_and_a_summary(reference, tmp_path):
+    base_url, main, spare = reference
+    environment = action_environment(
+        tmp_path,
+        PETSTORE_BASE_URL=base_url,
+        PETSTORE_API_KEY=main,
+        PETSTORE_SPARE_API_KEY=spare,
+        PETSTORE_PROFILE="smoke",
+        PETSTORE_PREVIOUS="previous/conformance.json",  # the first night: not there yet
+    )
+    step = run_step("check.sh", tmp_path, environment, CHECK_TIMEOUT)
+
+    assert step.finished.status == 0, step.finished.describe()
+    assert step.outputs == {"verdict": "conformant", "exit-status": "0"}
+    assert step.summary.startswith("### Pet Store conformance: conformant (exit 0)")
+    assert "no previous statement at previous/conformance.json yet" in step.finished.stdout
+    assert (tmp_path / "petstore-conformance-reports" / "report.html").is_file()
+    assert_no_key_anywhere(step.finished, (main, spare))
+
+
+def test_the_check_step_fails_the_job_on_a_new_failure_and_not_on_an_expected_one(tmp_path):
+    key = new_key("main")
+    known = tmp_path / "known.yaml"
+    known.write_text(f"expected_failures:\n  - id: {FAULT_ID}\n    reason: OPS-123\n")
+    with running_double([f"{key}:free"], faults=[FAULT]) as base_url:
+        inputs = {
+            "PETSTORE_BASE_URL": base_url,
+            "PETSTORE_API_KEY": key,
+            "PETSTORE_PROFILE": "smoke",
+        }
+        failing = run_step(
+            "check.sh", tmp_path, action_environment(tmp_path, **inputs), CHECK_TIMEOUT
+        )
+        (tmp_path / "github-output").unlink()
+        inputs |= {"PETSTORE_EXPECTED_FAILURES": str(known), "PETSTORE_PACKAGE": "evidence.zip"}
+        excused = run_step(
+            "check.sh", tmp_path, action_environment(tmp_path, **inputs), CHECK_TIMEOUT
+        )
+
+    assert failing.finished.status == 1, failing.finished.describe()
+    assert failing.outputs == {"verdict": "not conformant", "exit-status": "1"}
+    assert excused.finished.status == 0, excused.finished.describe()
+    assert excused.outputs == {"verdict": "not conformant", "exit-status": "0"}
+    assert f"- Expected failures: {FAULT_ID}" in excused.summary
+    # The summary's words agree with the exit status (the job summary holds both steps).
+    assert "### Pet Store conformance: not conformant, every failure expected (exit 0)" in (
+        excused.summary
+    )
+    assert (tmp_path / "evidence.zip").is_file()
+    assert_no_key_anywhere(excused.finished, (key,))
+
+
+def test_a_statement_left_by_an_earlier_run_does_not_speak_for_a_run_that_wrote_none(tmp_path):
+    old = tmp_path / "petstore-conformance-reports" / "conformance.json"
+    old.parent.mkdir()
+    old.write_text('{"verdict": "conformant"}')
+    inputs = {"PETSTORE_BASE_URL": "not a url", "PETSTORE_API_KEY": "k"}
+    step = run_step("check.sh", tmp_path, action_environment(tmp_path, **inputs), CHECK_TIMEOUT)
+    assert step.finished.status == 2, step.finished.describe()
+    assert step.outputs == {"verdict": "no verdict", "exit-status": "2"}
+
+
+@pytest.mark.slow
+def test_the_install_step_then_the_check_step_as_a_runner_runs_them(reference, tmp_path):
+    """A fresh virtual environment from this checkout (what the action installs), then the check
+    with the checker found there, not on the PATH."""
+    base_url, main, _ = reference
+    inputs = {"PETSTORE_BASE_URL": base_url, "PETSTORE_API_KEY": main, "PETSTORE_PROFILE": "smoke"}
+    environment = action_environment(tmp_path, **inputs)
+    environment["GITHUB_PATH"] = str(tmp_path / "github-path")
+    # No petstore-conformance on the PATH: the check must find the one the install made.
+    environment["PATH"] = os.pathsep.join(
+        folder
+        for folder in os.environ.get("PATH", "").split(os.pathsep)
+        if not (Path(folder) / "petstore-conformance").exists()
+    )
+    installed = run_step("install.sh", tmp_path, environment, INSTALL_TIMEOUT)
+    assert installed.finished.status == 0, installed.finished.describe()
+    venv_bin = tmp_path / "runner-temp" / "petstore-conformance-venv" / "bin"
+    assert Path(environment["GITHUB_PATH"]).read_text().strip() == str(venv_bin)
+
+    step = run_step("check.sh", tmp_path, environment, CHECK_TIMEOUT)
+    assert step.finished.status == 0, step.finished.describe()
+    assert step.outputs["verdict"] == "conformant"

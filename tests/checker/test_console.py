@@ -1,0 +1,141 @@
+"""Unit tests of conformance.reports.console: one block per failed requirement, and a closing
+list of what was warned and what was not tested, with the reasons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from conformance.httpclient.client import Exchange
+from conformance.judging.checks import CheckResult
+from conformance.judging.verdict import decide
+from conformance.reports.console import closing_lines, failure_blocks, plain
+from conformance.settings import Settings
+from conformance.spec import catalogue
+
+HEADERS = [("Content-Type", "application/json"), ("Server", "uvicorn"), ("Date", "x")]
+
+
+def exchange(number: int, status: int = 400, body: str = '{"code":"bad"}') -> Exchange:
+    return Exchange(
+        number,
+        "main",
+        "POST",
+        "http://api.test/v1/categories",
+        {"Authorization": "Bearer ***"},
+        "{}",
+        status,
+        HEADERS,
+        body,
+        0,
+        0.01,
+        _curl="curl -i -X POST http://api.test/v1/categories --data-binary '{}'",
+    )
+
+
+def passing(*but: str) -> list[CheckResult]:
+    return [
+        CheckResult(r.id, True, "held", r.tests[0] if r.tests else "test_ok")
+        for r in catalogue().values()
+        if not r.not_testable and r.id not in but
+    ]
+
+
+@dataclass
+class FakeRun:
+    settings: Settings = field(
+        default_factory=lambda: Settings(
+            base_url="http://api.test/v1", api_key="key-main-k", run_id="1-ab"
+        )
+    )
+    created_categories: list = field(default_factory=lambda: [{"id": 1, "name": "psc-ab-1"}])
+
+
+def test_one_block_per_failed_requirement_with_basis_evidence_and_curl():
+    failures = [
+        CheckResult(
+            "LIM-HEADERS-PRESENT",
+            False,
+            f"a 400 lacks the headers ({n})",
+            f"test_validation.py::test_x[{n}]",
+            exchange(n),
+        )
+        for n in range(1, 31)
+    ]
+    verdict = decide([*passing(), *failures])
+    [block] = failure_blocks(verdict)
+    assert block[0] == "LIM-HEADERS-PRESENT (MUST): 30 of 31 checks failed, in 30 tests"
+    assert block[1].startswith('  basis: the document: "Every API response carries the headers')
+    assert "(Limits rule 1)" in block[1]
+    assert "  failed: a 400 lacks the headers (1)" in block
+    assert any(
+        line.startswith("  evidence: POST http://api.test/v1/categories -> 400") for line in block
+    )
+    assert "    X-RateLimit-Limit: (absent)" in block
+    assert "    Content-Type: application/json" not in block  # not a header of this rule
+    assert "  reproduce: curl -i -X POST http://api.test/v1/categories --data-binary '{}'" in block
+    assert block[-1] == (
+        "  first seen in: test_validation.py::test_x[1] and 29 more (-v, or the HTML report)"
+    )
+    assert len(block) <= 12  # thirty failures, one short block
+
+
+def test_a_block_cites_the_rfc_and_why_where_the_document_is_silent():
+    failure = CheckResult("AUTH-WWW-AUTHENTICATE", False, "no challenge", "test_auth", exchange(1))
+    [block] = failure_blocks(decide([*passing(), failure]))
+    assert any(line.startswith("  why: The document only says 401; RFC 9110") for line in block)
+    # The RFC's own requirement-level words, not the document's.
+    assert block[1].startswith(
+        '  basis: RFC 9110 section 15.5.2: "The server generating a 401 response MUST send'
+    ), block[1]
+    assert "    WWW-Authenticate: (absent)" in block
+
+
+def test_a_block_names_the_hints_and_shows_no_control_character():
+    body = "nul \x00 and esc \x1b here"
+    failure = CheckResult(
+        "ERR-SCHEMA", False, f"not JSON: {body}", "test_v", exchange(1, body=body)
+    )
+    verdict = decide([*passing(), failure])
+    next(o for o in verdict.outcomes if o.outcome == "failed").hints = ["the proxy did it"]
+    [block] = failure_blocks(verdict)
+    assert "  hint: the proxy did it" in block
+    text = "\n".join(block)
+    assert "\x00" not in text and "\x1b" not in text
+    assert "nul \\x00 and esc \\x1b here" in text
+
+
+def test_the_closing_lines_list_warned_not_tested_and_blocked_with_reasons():
+    results = passing("LIM-HEADERS-VALID", "LIM-RESET-HONEST", "DEP-SUNSET-FUTURE", "LIM-PER-KEY")
+    results += [
+        CheckResult("LIM-HEADERS-VALID", False, "Limit '60.0'", "t", exchange(1, 200)),
+        CheckResult("DEP-DEPRECATION-HEADER", False, "got 'true'", "t", exchange(2, 200)),
+    ]
+    verdict = decide(
+        results,
+        unavailable={"LIM-PER-KEY": "needs a second key of the plan (--spare-api-key)"},
+        skipped_cases={"AUTH-INVALID-KEY-401": ["the key in the URL: needs the opt-in"]},
+    )
+    lines = closing_lines(FakeRun(), verdict)
+    assert "warned (SHOULD; a failure under --strict):" in lines
+    assert "  DEP-DEPRECATION-HEADER: got 'true'" in lines
+    assert "not tested:" in lines
+    assert "  LIM-PER-KEY (MUST): needs a second key of the plan (--spare-api-key)" in lines
+    blocked = [line for line in lines if line.startswith("  LIM-RESET-HONEST (MUST): blocked by")]
+    assert blocked and "LIM-HEADERS-VALID (failed)" in blocked[0]
+    assert "  DEP-SUNSET-FUTURE (SHOULD): no test of this run checked it" in lines
+    assert (
+        "  AUTH-INVALID-KEY-401 (MUST), passed but for one case: the key in the URL: needs the "
+        "opt-in" in lines
+    )
+    assert any(line.startswith("not testable over HTTP: LIM-PLAN-CHANGE") for line in lines)
+    assert any("'psc-ab-'" in line for line in lines)
+
+
+def test_a_clean_run_closes_with_only_what_cannot_be_tested():
+    lines = closing_lines(FakeRun(created_categories=[]), decide(passing()))
+    assert [line.split(":")[0] for line in lines] == ["not testable over HTTP"]
+
+
+def test_plain_keeps_text_and_escapes_controls():
+    assert plain("Chats élégants 🐈") == "Chats élégants 🐈"
+    assert plain("a\tb\nc\rd\x00e\x7f") == "a b\\nc\\rd\\x00e\\x7f"

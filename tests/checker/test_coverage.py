@@ -1,0 +1,120 @@
+"""The catalogue's coverage is true: every test it names exists in the suite and, in a run
+against the reference, really checked that requirement; every requirement is either checked
+or carries a reason it cannot be."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+
+import pytest
+
+from conformance.spec import catalogue
+
+ENTRIES = list(catalogue().values())
+
+
+def suite_function_exists(test: str) -> bool:
+    module_file, function = test.split("::")
+    module = importlib.import_module(f"conformance.suite.{module_file.removesuffix('.py')}")
+    return callable(getattr(module, function, None))
+
+
+@pytest.fixture(scope="module")
+def checked_by(reference_server_module, tmp_path_factory) -> dict[str, set[str]]:
+    """Requirement id -> the tests (without parameters) that checked it against the reference."""
+    server, keys = reference_server_module
+    report_dir = tmp_path_factory.mktemp("coverage")
+    environment = {
+        **os.environ,
+        "PETSTORE_BASE_URL": server.base_url,
+        "PETSTORE_API_KEY": keys[0],
+        "PETSTORE_SPARE_API_KEY": keys[1],
+        "PETSTORE_PLAN": "free",
+    }
+    process = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "--report-dir", str(report_dir)],
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
+    statement = json.loads((report_dir / "conformance.json").read_text())
+    return {
+        entry["id"]: {re.sub(r"\[.*$", "", test) for test in entry["tests"]}
+        for entry in statement["requirements"]
+    }
+
+
+@pytest.fixture(scope="module")
+def reference_server_module():
+    from tests.shared.servers import reference_args, start_reference
+
+    keys = (f"cov-main-{secrets.token_hex(8)}", f"cov-spare-{secrets.token_hex(8)}")
+    server = start_reference(reference_args([f"{key}:free" for key in keys], minute_seconds=3))
+    yield server, keys
+    server.stop()
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda entry: entry.id)
+def test_catalogue_entry_is_verified_as_it_claims(entry, checked_by):
+    for test in entry.tests:
+        assert suite_function_exists(test), f"{entry.id} names {test}, which is not in the suite"
+        assert test in checked_by[entry.id], f"{test} did not check {entry.id} in a full run"
+    if entry.not_testable:
+        assert not checked_by[entry.id], f"{entry.id} says it cannot be tested, yet was checked"
+    else:
+        assert checked_by[entry.id], f"{entry.id} was not checked by any test of a full run"
+
+
+# --- Clients: every client requirement names checks of the judging, and a run of a careful
+# client through every scenario really made them (and was conformant). One test, so that the
+# run is made once however the tests are dealt out to workers.
+
+
+def test_client_requirements_are_verified_as_they_claim(tmp_path):
+    from conformance.clients import judging
+    from tests.clients import inline_clients
+
+    command = inline_clients.command(tmp_path, inline_clients.CAREFUL, "careful")
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "client",
+            "--command",
+            command,
+            "--report-dir",
+            str(tmp_path / "reports"),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
+    statement = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+    assert statement["role"] == "client"
+    checked_by = {  # scenario::check_x -> judging.py::check_x
+        entry["id"]: {"judging.py::" + test.split("::", 1)[1] for test in entry["tests"]}
+        for entry in statement["requirements"]
+    }
+    checks = {check.__name__ for check in judging.CHECKS}
+    problems = []
+    for entry in catalogue("client").values():
+        if not entry.tests or entry.not_testable:
+            problems.append(f"{entry.id} names no check")
+        for test in entry.tests:
+            if test.split("::", 1)[1] not in checks:
+                problems.append(f"{entry.id} names {test}, which is no check")
+            elif test not in checked_by[entry.id]:
+                problems.append(f"{test} did not judge {entry.id} in a run")
+    assert problems == []

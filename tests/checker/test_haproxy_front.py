@@ -1,0 +1,97 @@
+"""The bundled reference (a correct service) behind Debian's HAProxy with a stick-table rate
+limit, as operations teams put one in front of staging: its refusal is one cause, named as the
+front's, whatever its status (issue 23, 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.shared.checker_runs import CheckerRun, assert_no_key_in_outputs, new_keys, run_command
+from tests.shared.haproxy import running_haproxy
+from tests.shared.servers import reference_args, start_reference
+
+pytestmark = [pytest.mark.haproxy, pytest.mark.slow]
+
+MINUTE_SECONDS = 3
+# A stock limit per client address: ten requests a second; a conformance run's own pace passes
+# mostly, its exhaustion burst does not.
+FRONTEND = """\
+frontend api
+    bind 127.0.0.1:{port}
+    stick-table type ip size 100k expire 10s store http_req_rate(1s)
+    http-request track-sc0 src
+    http-request {refusal} if {{ sc_http_req_rate(0) gt 10 }}
+    default_backend service
+backend service
+    server reference {upstream}
+"""
+# HAProxy's three usual refusals: its stock `deny` (403 and its HTML page), the same as a 429,
+# and a 429 made to look like the service's (a JSON Error, a Retry-After), without its headers.
+DENY = "deny"
+DENY_429 = "deny deny_status 429"
+JSON_429 = (
+    "return status 429 content-type application/json "
+    'string \'{"code":"rate_limited","message":"Too many requests","status":429}\' '
+    "hdr Retry-After 1"
+)
+
+
+@contextmanager
+def reference_behind_haproxy(tmp_path: Path, keys: tuple[str, str], refusal: str) -> Iterator[str]:
+    reference = start_reference(
+        reference_args([f"{key}:free" for key in keys], minute_seconds=MINUTE_SECONDS)
+    )
+    upstream = urlsplit(reference.base_url).netloc
+    config = lambda port: FRONTEND.format(port=port, refusal=refusal, upstream=upstream)  # noqa: E731
+    try:
+        with running_haproxy(tmp_path / "haproxy", config) as haproxy:
+            yield f"http://127.0.0.1:{haproxy.port}/v1"
+    finally:
+        reference.stop()
+
+
+def checked_behind_haproxy(tmp_path: Path, refusal: str) -> CheckerRun:
+    keys = new_keys()
+    with reference_behind_haproxy(tmp_path, keys, refusal) as base_url:
+        run = run_command(base_url, keys, tmp_path / "report")
+    assert_no_key_in_outputs(run)
+    return run
+
+
+def outcome(run: CheckerRun, requirement: str) -> dict:
+    return next(e for e in run.statement["requirements"] if e["id"] == requirement)
+
+
+def assert_one_named_cause(run: CheckerRun, cause: str) -> None:
+    """The front's refusal fails `cause` alone, its hint names the front and when it refused,
+    and what its answers kept from a judgement is blocked by it."""
+    assert run.status == 1, run.describe()
+    assert run.statement["failed_requirements"] == [cause], run.describe()
+    hint = "\n".join(outcome(run, cause).get("hints", []))
+    assert "refusal by a limiter in front of the service" in hint, run.describe()
+    assert "while the service's own headers still said X-RateLimit-Remaining" in hint, hint
+    blocked = [e for e in run.statement["requirements"] if e.get("blocked_by")]
+    assert blocked and all(e["blocked_by"] == [cause] for e in blocked), run.describe()
+
+
+def test_a_stock_deny_403_is_one_failed_429_rule(tmp_path: Path) -> None:
+    """HAProxy's `deny`: a 403 and its HTML page. It once passed LIM-429-WHEN-EXCEEDED and
+    failed the validation checks it answered; now it is the one cause, the client backs off
+    from it, and the checks it answered are blocked by it."""
+    run = checked_behind_haproxy(tmp_path, DENY)
+    assert_one_named_cause(run, "LIM-429-WHEN-EXCEEDED")
+    assert outcome(run, "LIM-429-WHEN-EXCEEDED")["outcome"] == "failed"
+    assert "deny_status 429" in "\n".join(outcome(run, "LIM-429-WHEN-EXCEEDED")["hints"])
+
+
+@pytest.mark.parametrize("refusal", [DENY_429, JSON_429], ids=["html", "json"])
+def test_a_front_429_without_the_headers_is_one_cause(tmp_path: Path, refusal: str) -> None:
+    """A 429 from the front, as its page or dressed as the service's Error with a Retry-After:
+    known by its missing headers while the service said quota was left, whatever its body."""
+    run = checked_behind_haproxy(tmp_path, refusal)
+    assert_one_named_cause(run, "LIM-HEADERS-PRESENT")

@@ -1,0 +1,229 @@
+"""A target can't break the checker: against a hostile server (tests.shared.hostile in front of the
+double) the run ends in bounded time and memory, with a verdict or a clear "no verdict", and
+every report written and valid.
+
+Each run is a real `petstore-conformance` process; its peak memory is read from the kernel's
+account of that one child (wait4), and an address-space limit keeps a checker that would read a
+body whole from taking the machine down with it."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance.httpclient.bounds import MAX_BODY_BYTES, RESPONSE_SECONDS
+from tests.shared.checker_runs import new_keys
+from tests.shared.double import running_double
+from tests.shared.double.launcher import start_listening
+
+PEAK_MEMORY_MB = 500
+ADDRESS_SPACE = 3 * 1024**3  # a checker reading 2 GiB whole fails here, not the machine
+KILL_AFTER = 180.0
+# The one test that reads a list of categories (after creating some): a run of seconds.
+LISTING_TEST = ("--", "-k", "test_list_contains_every_created_category")
+
+
+@dataclass
+class Ended:
+    status: int
+    seconds: float
+    peak_mb: float
+    output: str
+    report_dir: Path
+
+    def statement(self) -> dict:
+        return json.loads((self.report_dir / "conformance.json").read_text(encoding="utf-8"))
+
+    def describe(self) -> str:
+        return (
+            f"exit {self.status} after {self.seconds:.1f} s, {self.peak_mb:.0f} MB\n"
+            + (self.output[-3000:])
+        )
+
+
+@contextmanager
+def hostile_target(mode: str, after: int = 0) -> Iterator[tuple[str, tuple[str, str]]]:
+    """The double behind tests.shared.hostile in `mode`; yields (base URL, keys)."""
+    keys = new_keys()
+    with running_double([f"{key}:free" for key in keys], minute_seconds=3.0) as upstream:
+        command = [sys.executable, "-m", "tests.shared.hostile", "--upstream", upstream]
+        command += ["--mode", mode, "--after", str(after)]
+        for key in keys:
+            command += ["--key", key]
+        base_url, stop = start_listening(command)
+        try:
+            yield base_url, keys
+        finally:
+            stop()
+
+
+def limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def run_checker(
+    base_url: str,
+    keys: tuple[str, str],
+    report_dir: Path,
+    options: tuple[str, ...] = (),
+    on_line: Callable[[str, subprocess.Popen], None] | None = None,
+) -> Ended:
+    """The checker against `base_url`, killed after KILL_AFTER s; its exit, wall time, peak
+    memory (resident, of that process alone) and console output."""
+    environment = {
+        **os.environ,
+        "PETSTORE_BASE_URL": base_url,
+        "PETSTORE_API_KEY": keys[0],
+        "PETSTORE_SPARE_API_KEY": keys[1],
+        "PETSTORE_PLAN": "free",
+    }
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "--report-dir", str(report_dir), *options],
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=limit_address_space,
+    )
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.append(line)
+            if on_line is not None:
+                on_line(line, process)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    killer = threading.Timer(KILL_AFTER, process.kill)
+    killer.start()
+    try:
+        _, wait_status, usage = os.wait4(process.pid, 0)
+    finally:
+        killer.cancel()
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(wait_status)
+    reader.join(10)
+    peak_mb = usage.ru_maxrss / 1024  # KiB on Linux
+    return Ended(process.returncode, seconds, peak_mb, "".join(lines), report_dir)
+
+
+def assert_reports_valid(ended: Ended) -> dict:
+    """conformance.json parses and agrees with the exit status, junit.xml is well-formed,
+    report.html is there."""
+    statement = ended.statement()
+    assert statement["exit_status"] == ended.status, ended.describe()
+    ElementTree.parse(ended.report_dir / "junit.xml")
+    assert (ended.report_dir / "report.html").stat().st_size > 0
+    assert "Traceback" not in ended.output, ended.describe()
+    return statement
+
+
+@pytest.mark.parametrize("mode", ["big-body", "gzip-bomb"])
+def test_a_huge_body_is_read_only_up_to_the_bound(tmp_path, mode):
+    """A 2 GiB body and a gzip bomb of 4 GiB, on GET /categories after the preflight: the run
+    reads a bounded part, fails the requirement reading the body, and stays small."""
+    with hostile_target(mode, after=2) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", LISTING_TEST)
+    print(f"{mode}: {ended.describe()}")
+    assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
+    assert ended.status == 1, ended.describe()
+    statement = assert_reports_valid(ended)
+    assert "CAT-LIST-200" in statement["failed_requirements"], ended.describe()
+    assert f"a body of more than {MAX_BODY_BYTES} bytes" in ended.output, ended.describe()
+
+
+@pytest.mark.parametrize("mode", ["trickle-body", "trickle-headers"])
+def test_a_trickled_response_ends_at_the_response_bound(tmp_path, mode):
+    """Headers or body a byte a second: each read gets a byte in time, so only a bound on the
+    whole response ends it. The run stops with no verdict naming the request, reports written."""
+    with hostile_target(mode, after=2) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", ("--profile", "smoke"))
+    print(f"{mode}: {ended.describe()}")
+    assert ended.status == 2, ended.describe()
+    assert ended.seconds < 2 * RESPONSE_SECONDS + 30, ended.describe()
+    statement = assert_reports_valid(ended)
+    assert statement["result"] == "no verdict", ended.describe()
+    assert f"no whole response within {RESPONSE_SECONDS:g} s" in ended.output, ended.describe()
+    assert "GET http://127.0.0.1" in statement.get("reason", ""), ended.describe()
+
+
+def test_a_trickle_at_the_first_request_gives_no_verdict_in_bounded_time(tmp_path):
+    """The preflight's own request trickled: one line naming it, exit 2, as for a server that
+    sends nothing."""
+    with hostile_target("trickle-body") as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports")
+    assert ended.status == 2, ended.describe()
+    assert ended.seconds < RESPONSE_SECONDS + 15, ended.describe()
+    assert "GET http://127.0.0.1" in ended.output, ended.describe()
+    assert f"no whole response within {RESPONSE_SECONDS:g} s" in ended.output, ended.describe()
+
+
+def test_a_target_refusing_every_keyless_request_leaves_the_401_requirements_untested(tmp_path):
+    """429 and `Retry-After: 1` to every request without a valid key: the first such request
+    rides out its retries, the others are not sent, and the 401 requirements say why."""
+    with hostile_target("keyless-429") as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", ("--deadline", "120"))
+    print(f"keyless-429: {ended.describe()}")
+    assert ended.status == 2, ended.describe()
+    statement = assert_reports_valid(ended)
+    outcomes = {entry["id"]: entry for entry in statement["requirements"]}
+    for requirement in ("AUTH-MISSING-KEY-401", "AUTH-INVALID-KEY-401"):
+        assert outcomes[requirement]["outcome"] == "not-tested", outcomes[requirement]
+        assert outcomes[requirement]["reason"] == (
+            "every request without a key was refused with 429"
+        ), outcomes[requirement]
+    assert statement["requests"]["per_key"]["none"] <= 8, statement["requests"]
+
+
+def test_a_target_refusing_everything_is_left_at_the_run_deadline(tmp_path):
+    """Every request after the preflight refused with 429, `Retry-After: 1` (an outage, a
+    ban): back-off grows, and the run's deadline ends it, saying what it waited for."""
+    deadline = 15
+    with hostile_target("refuse-all", after=2) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", ("--deadline", str(deadline)))
+    print(f"refuse-all: {ended.describe()}")
+    assert ended.status == 2, ended.describe()
+    assert ended.seconds < deadline + RESPONSE_SECONDS + 15, ended.describe()
+    statement = assert_reports_valid(ended)
+    assert f"the run's deadline of {deadline} s" in statement["reason"], ended.describe()
+    assert "waits" in statement["reason"] or "passed" in statement["reason"], ended.describe()
+    assert statement["bounds"]["run_deadline_seconds"] == deadline, statement["bounds"]
+
+
+def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
+    """SIGTERM while the run waits out back-off (as a CI time limit sends it): it stops
+    sending, writes every report, "no verdict: interrupted", exit 2 within seconds."""
+    signalled: list[float] = []
+
+    def terminate_once_waiting(line: str, process: subprocess.Popen) -> None:
+        if "waiting" in line and not signalled:
+            signalled.append(time.perf_counter())
+            process.send_signal(signal.SIGTERM)
+
+    with hostile_target("refuse-all", after=2) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports", on_line=terminate_once_waiting)
+    assert signalled, ended.describe()
+    after_signal = time.perf_counter() - signalled[0]
+    print(f"SIGTERM: exit {ended.status} {after_signal:.1f} s after the signal; {ended.describe()}")
+    assert ended.status == 2, ended.describe()
+    assert after_signal < 10, ended.describe()
+    statement = assert_reports_valid(ended)
+    assert statement["verdict"] == "no verdict", ended.describe()
+    assert "interrupted after" in statement["reason"], ended.describe()
+    assert "SIGTERM" in statement["reason"], ended.describe()

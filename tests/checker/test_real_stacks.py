@@ -1,0 +1,67 @@
+"""The checker against small Pet Store apps on the real rate-limit libraries vendors use
+(tests/shared/stacks): Flask-Limiter and slowapi, each careful (limits per key and plan, the
+library's own headers on) and as its quick-start shows (keyed by client address, no headers).
+
+Both libraries send `Retry-After` on every response, 200 and 201 included: the seconds left in
+the window. It is information there, not an order: a careful app's run must not wait for it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.shared.checker_runs import CheckerRun, run_against_app
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# A free plan on a 10-second minute: a Retry-After of up to 10 s on every answer, so that a run
+# that waits for them takes many minutes, where a correct one takes about 30 s. (A pro plan's
+# burst needs 30 requests a second, more than uvicorn with slowapi serves on a busy machine.)
+PLAN, MINUTE_SECONDS = "free", 10
+PER_MINUTE = 60
+RUN_TIMEOUT = 150
+APPS = ("flask_limiter_app", "slowapi_app")
+
+
+def run_against(app: str, configuration: str, report_dir: Path, *extra: str) -> CheckerRun:
+    command = [sys.executable, "-m", f"tests.shared.stacks.{app}", "--configuration", configuration]
+    command += ["--minute-seconds", str(MINUTE_SECONDS), *extra]
+    return run_against_app(
+        command,
+        "--key",
+        report_dir,
+        PLAN,
+        env={"PYTHONPATH": str(PROJECT_ROOT)},
+        timeout=RUN_TIMEOUT,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("app", APPS)
+def test_a_careful_app_is_conformant_without_waiting_for_retry_after_on_successes(
+    app: str, tmp_path: Path
+) -> None:
+    run = run_against(app, "careful", tmp_path / app)
+    assert run.status == 0, run.describe()
+    requests = run.statement["requests"]
+    waited = requests["seconds_waited_per_key"]
+    # The main key waits for its Reset once per window it spends (a window and a second at
+    # most each), never for the Retry-After of a success; unauthenticated requests are few.
+    windows = requests["per_key"]["main"] // PER_MINUTE + 1
+    assert waited["main"] <= windows * (MINUTE_SECONDS + 1.5), requests
+    assert waited.get("none", 0) < 1, requests
+    # The spare key waits out its one 429: a window at most, and a back-off step.
+    assert waited["spare"] <= MINUTE_SECONDS + 2, requests
+    assert "for the Retry-After of its 20" not in run.output, run.describe()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("app", APPS)
+def test_a_quick_start_app_keyed_by_address_is_not_conformant(app: str, tmp_path: Path) -> None:
+    """No rate-limit headers and one count per address (on loopback, every caller's): its
+    hour shortened to 3 s, or its refusals would last an hour."""
+    run = run_against(app, "quick-start", tmp_path / app, "--hour-seconds", "3")
+    assert run.status == 1, run.describe()
+    assert "LIM-HEADERS-PRESENT" in run.statement["failed_requirements"], run.describe()

@@ -1,0 +1,73 @@
+"""The checker's sensitivity and fairness, measured: `petstore-conformance`, run as users run it,
+must fail every faulty double naming the requirement the fault breaks, and pass every legitimate
+variant; the same verdict three runs in a row; no key in anything any run writes, nor in any
+URL the double receives (unless the run opted in); and a console without tracebacks or raw
+control bytes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.shared.checker_runs import CheckerRun, assert_no_key_leaked, run_checker
+from tests.shared.double import FAULTS, VARIANTS, WARNINGS
+
+# Consecutive runs must agree: a verdict that depends on luck is a defect of the check.
+ROUNDS = int(os.environ.get("PSC_VERDICT_ROUNDS", "2"))
+
+
+def assert_hint_shown(run: CheckerRun, requirement: str, words: str) -> None:
+    """The failure's hint says `words`, on the console, in conformance.json and the HTML."""
+    entry = next(e for e in run.statement["requirements"] if e["id"] == requirement)
+    assert any(words in hint for hint in entry.get("hints", [])), entry.get("hints")
+    assert words in run.output, run.describe()
+    assert words in (run.report_dir / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
+    expected = FAULTS[fault].requirement
+    for round_ in range(1, ROUNDS + 1):
+        run = run_checker(tmp_path / f"round-{round_}", [fault], options=FAULTS[fault].options)
+        assert run.status == 1, f"round {round_}: {fault} must be not conformant: {run.describe()}"
+        assert expected in run.statement["failed_requirements"], (
+            f"round {round_}: {fault} must fail {expected}: {run.describe()}"
+        )
+        assert_no_key_leaked(run)
+        if FAULTS[fault].hint:
+            assert_hint_shown(run, expected, FAULTS[fault].hint)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_variant_passes(variant: str, tmp_path: Path) -> None:
+    for round_ in range(1, ROUNDS + 1):
+        run = run_checker(tmp_path / f"round-{round_}", variants=[variant])
+        assert run.status == 0, f"round {round_}: {variant} is legitimate: {run.describe()}"
+        assert run.statement["verdict"] == "conformant"
+        assert_no_key_leaked(run)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deviation", sorted(WARNINGS))
+def test_should_deviation_warns_and_fails_only_when_strict(deviation: str, tmp_path: Path) -> None:
+    expected = WARNINGS[deviation].requirement
+    for round_ in range(1, ROUNDS + 1):
+        run = run_checker(tmp_path / f"round-{round_}", faults=[deviation])
+        assert run.status == 0, f"round {round_}: a SHOULD is a warning: {run.describe()}"
+        assert expected in run.statement["warned_requirements"], run.describe()
+        strict = run_checker(tmp_path / f"strict-{round_}", [deviation], options=["--strict"])
+        assert strict.status == 1, f"round {round_}: --strict fails it: {strict.describe()}"
+        assert expected in strict.statement["failed_requirements"], strict.describe()
+        assert_no_key_leaked(run)
+
+
+def test_correct_double_is_conformant(tmp_path: Path) -> None:
+    """The double without faults is the baseline every fault deviates from."""
+    run = run_checker(tmp_path)
+    assert run.status == 0, run.describe()
+    assert run.statement["failed_requirements"] == []
+    assert_no_key_leaked(run)

@@ -1,0 +1,1 @@
+"""Tests of the client mode, and the client zoo it certifies."""

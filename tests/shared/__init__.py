@@ -1,0 +1,1 @@
+"""What the tests share: servers to start, the test double, real-library stacks, proxies."""

@@ -1,0 +1,54 @@
+"""The benchmark's yardstick: a bare Starlette app that answers GET /v1/categories with `[]`,
+served exactly as the reference is (the same socket options, uvicorn settings and workers).
+
+    python -m tests.shared.bare_app [--host 127.0.0.1] [--port 0] [--workers N]
+
+prints `bare-app listening on http://HOST:PORT/v1` once it accepts connections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from conformance.reference.serve import (
+    bind_socket,
+    serve_app,
+    serve_factory_workers,
+    write_line,
+)
+
+ANNOUNCEMENT = "bare-app listening on {base_url}"
+
+
+async def empty_list(request: Request) -> JSONResponse:
+    return JSONResponse([])
+
+
+def create_bare_app() -> Starlette:
+    return Starlette(routes=[Route("/v1/categories", empty_list, methods=["GET"])])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.shared.bare_app", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    options = parser.parse_args(argv)
+    sock = bind_socket(options.host, options.port)
+    with contextlib.suppress(KeyboardInterrupt):
+        if options.workers > 1:
+            factory = "tests.shared.bare_app:create_bare_app"
+            serve_factory_workers(factory, sock, options.workers, write_line, ANNOUNCEMENT)
+        else:
+            serve_app(create_bare_app(), sock, write_line, ANNOUNCEMENT)
+    sock.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+"""A test double of the Pet Store API: correct by default, faulty or varied on request.
+
+Importing this package starts nothing: `FAULTS` and `VARIANTS` are plain registries, and
+`start_double` launches the server as a subprocess (`python -m tests.shared.double`).
+"""
+
+from tests.shared.double.behaviours import FAULTS, HOSTILE, VARIANTS, WARNINGS, Fault
+from tests.shared.double.launcher import DoubleFailedToStart, running_double, start_double
+
+__all__ = [
+    "FAULTS",
+    "HOSTILE",
+    "VARIANTS",
+    "WARNINGS",
+    "DoubleFailedToStart",
+    "Fault",
+    "running_double",
+    "start_double",
+]
