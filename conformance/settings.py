@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import __version__
+from conformance.burst.spender import SPENDING_CEILING
 from conformance.evidence import baseline, compare
 from conformance.evidence.baseline import Baseline
 from conformance.httpclient.connection import TlsOptions
@@ -71,9 +72,6 @@ MIN_KEY_LENGTH = 8
 """Shorter keys cannot be kept out of the reports: redaction would find them in ordinary text
 (the base URL's path, category names, bodies) and hide that text too, and checks reading it
 would then fail a correct server. Keys as issued are far longer."""
-SPENDING_CEILING = 4
-"""Most minutes' quotas the exhaustion may spend (conformance.burst.spender: two where the headers
-hide the minute's window, two more where 429s came too late in their windows to tell anything)."""
 
 
 SMOKE_DEADLINE = 300

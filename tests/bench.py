@@ -16,7 +16,7 @@ nothing (timings depend on the machine, and this one is shared).
 - The burst against `wrk -c32` (Debian's, installed if missing): waves of the burst and runs of
   wrk taking turns against the same reference, each pair's requests per second as a ratio (the
   target is 0.8x), and the checker's CPU per request of the burst.
-- The burst from one process and from as many as the CPUs (`conformance/burst_processes.py`),
+- The burst from one process and from as many as the CPUs (`conformance/burst/processes.py`),
   and wrk, taking turns against nginx answering every request itself (Debian's, as the tests
   start it): a target one Python sender cannot keep busy, unlike the reference.
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import email.utils
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from conformance.httpclient.client import Exchange
 from conformance.judging.checks import expect
-from conformance.settings import Settings
 
 RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 MINUTE, DAY = 60, 86_400
@@ -28,6 +27,19 @@ _BEARER_CHALLENGE = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
 # The statuses that say a credential was refused: 401, and the 403 some servers send instead.
 REFUSED_CREDENTIAL = (401, 403)
 _QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+class Settings(Protocol):
+    """What the checks read of the run's settings (conformance.settings.Settings has it): the
+    plan and its figures, and the key labels of the run."""
+
+    plan: str
+
+    @property
+    def plan_limits(self) -> tuple[int | None, int | None]: ...
+
+    @property
+    def keys(self) -> dict[str, str]: ...
 
 
 def observe(exchange: Exchange, settings: Settings) -> None:
