@@ -7,7 +7,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conformance.certification import Conclusion
+    from conformance.evidence.conclusion import Conclusion
 
 CHANGE_LABELS = {
     "regressions": "regression",

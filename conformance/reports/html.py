@@ -16,7 +16,7 @@ from conformance.reports import certification_html, timeline
 from conformance.reports.console import plain
 
 if TYPE_CHECKING:
-    from conformance.certification import Conclusion
+    from conformance.evidence.conclusion import Conclusion
     from conformance.httpclient.client import Exchange
     from conformance.run import Run
 

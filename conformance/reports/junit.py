@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from conformance.judging.verdict import NO_VERDICT, Verdict
 
 if TYPE_CHECKING:
-    from conformance.certification import Conclusion
+    from conformance.evidence.conclusion import Conclusion
 
 CLASSNAME = "requirements"
 COUNTS = ("tests", "failures", "errors", "skipped")
