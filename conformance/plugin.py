@@ -18,7 +18,8 @@ from pytest_html import extras
 
 from conformance import certification, interruption
 from conformance.httpclient import connection
-from conformance.httpclient.client import BudgetExhausted, TargetThrottled, TargetUnreachable
+from conformance.httpclient.budget import BudgetExhausted
+from conformance.httpclient.client import TargetThrottled, TargetUnreachable
 from conformance.judging import causes, checks, fronts, hints
 from conformance.judging.verdict import NO_VERDICT, Verdict, decide
 from conformance.progress import Progress

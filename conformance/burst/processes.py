@@ -84,7 +84,7 @@ def send_from_processes(
     if not forkable():
         return None
     reserved = sum(share.requests + share.connections for share in wave_shares)
-    if not client.reserve(label, reserved):
+    if not client.budget.reserve(label, reserved):
         return None
     context = multiprocessing.get_context("fork")
     stop = context.Event()
@@ -97,14 +97,14 @@ def send_from_processes(
         theirs.close()
         pipes[ours] = process
     batches, ended = _collect(pipes)
-    client.give_back(label, reserved - sum(end.attempts for end in ended))
+    client.budget.give_back(label, reserved - sum(end.attempts for end in ended))
     exchanges: list[Exchange] = []
     while batches:  # recorded once every process is done, not beside them; freed as it goes
         for answer in pickle.loads(batches.pop(0)):
             exchanges.append(received(client, label, request, answer))
     failures = [end.failure for end in ended if end.failure]
     if failures:
-        raise client.unreachable(str(request.url), failures[0])
+        raise client.burst.unreachable(str(request.url), failures[0])
     return exchanges
 
 
@@ -175,7 +175,7 @@ async def _send(
 
     async def connection() -> None:
         nonlocal left
-        sending = Connection(request, client.ssl_context, client.timeout, count)
+        sending = Connection(request, client.burst.ssl_context, client.timeout, count)
         try:
             while left > 0 and not stop.is_set():
                 left -= 1

@@ -169,7 +169,7 @@ def send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[Exchang
     `wave.processes` processes; stop starting new ones at the first response that is not
     served. One process sends where the burst's own transport does not go (through a proxy,
     in tests) or where the budget cannot cover the wave and a resend per connection."""
-    if wave.processes > 1 and (request := client.burst_request(PATH, label)) is not None:
+    if wave.processes > 1 and (request := client.burst.burst_request(PATH, label)) is not None:
         dealt = shares(wave.requests, wave.connections, wave.processes)
         sent = send_from_processes(client, request[0], BurstRequest(request[1]), dealt)
         if sent is not None:
@@ -394,7 +394,7 @@ class Spender:
     @functools.cached_property
     def own_transport(self) -> bool:
         """Whether the burst's own transport sends it (not httpx: through a proxy, in tests)."""
-        return self.client.burst_request(PATH, self.label) is not None
+        return self.client.burst.burst_request(PATH, self.label) is not None
 
     @functools.cached_property
     def cpus(self) -> int:

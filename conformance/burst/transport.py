@@ -13,7 +13,7 @@ Measured on the reference: h11 took 90 us a response, httptools 2 us.
 
 What the client promises holds the same way, because the client does it: each request counts
 against its budget before it goes, and each response is recorded redacted, learnt from and
-checked through the client (`ConformanceClient.received`). Through a proxy, or with a transport
+checked through the client (`client.burst.received`). Through a proxy, or with a transport
 given for tests, the burst sends through httpx instead (`send_request`).
 """
 
@@ -30,7 +30,8 @@ import httptools
 import httpx
 
 from conformance.httpclient.bounds import MAX_BODY_BYTES
-from conformance.httpclient.client import ConformanceClient, failure_reason
+from conformance.httpclient.client import ConformanceClient
+from conformance.httpclient.failures import failure_reason
 from conformance.httpclient.recording import RESPONSE_BODY_LIMIT, Exchange, Sent
 
 Send = Callable[[], Awaitable[Exchange]]
@@ -53,10 +54,10 @@ class TooLarge(Exception):
 async def sender(client: ConformanceClient, path: str, key: str) -> AsyncIterator[Send]:
     """One connection of a burst: a function that sends `GET path` on `key` once and returns
     its exchange. Its own transport where it can go; httpx where it cannot."""
-    request = client.burst_request(path, key)
+    request = client.burst.burst_request(path, key)
     if request is None:
-        async with client.async_session(1) as session:
-            yield lambda: client.send_async(session, "GET", path, key=key)
+        async with client.burst.async_session(1) as session:
+            yield lambda: client.burst.send_async(session, "GET", path, key=key)
         return
     connection = BurstConnection(client, *request)
     try:
@@ -165,14 +166,15 @@ class BurstConnection:
         self._client = client
         self._label = label
         self._request = BurstRequest(sent)
-        count = functools.partial(client.count_request, label)
-        self._connection = Connection(self._request, client.ssl_context, client.timeout, count)
+        count = functools.partial(client.budget.count, label)
+        ssl_context = client.burst.ssl_context
+        self._connection = Connection(self._request, ssl_context, client.timeout, count)
 
     async def send(self) -> Exchange:
         try:
             answer = await self._connection.send()
         except SendFailed as failed:
-            raise self._client.unreachable(str(self._request.url), str(failed)) from None
+            raise self._client.burst.unreachable(str(self._request.url), str(failed)) from None
         return received(self._client, self._label, self._request, answer)
 
     def close(self) -> None:
@@ -184,7 +186,8 @@ def received(
 ) -> Exchange:
     status, headers, body, started_at, elapsed = answer
     text = body.decode("utf-8", errors="replace")
-    return client.received(label, request.recorded, status, headers, text, (started_at, elapsed))
+    times = (started_at, elapsed)
+    return client.burst.received(label, request.recorded, status, headers, text, times)
 
 
 class ResponseReader(asyncio.Protocol):

@@ -32,7 +32,8 @@ from schemathesis.generation import GenerationMode
 
 from conformance import generation
 from conformance.generation import NO_BODY, Allowance, BodyVerdict, Expectation
-from conformance.httpclient.client import BudgetExhausted, ConformanceClient, Exchange
+from conformance.httpclient.budget import BudgetExhausted
+from conformance.httpclient.client import ConformanceClient, Exchange
 from conformance.judging.categories import category_problems, listed_categories
 from conformance.judging.checks import expect
 from conformance.judging.pets import announces_itself, served_a_pet

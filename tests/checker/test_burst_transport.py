@@ -16,9 +16,9 @@ import pytest
 
 from conformance.burst import processes as burst_processes
 from conformance.burst.spender import Wave, send_wave
+from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import (
     RESPONSE_BODY_LIMIT,
-    BudgetExhausted,
     ConformanceClient,
     TargetUnreachable,
 )
@@ -170,9 +170,9 @@ def test_a_response_that_cannot_be_read_is_an_error_not_a_success(scripted, answ
 
 def test_through_a_proxy_the_burst_sends_through_httpx():
     with ConformanceClient("http://x.test/v1", {"main": KEY}, proxy="http://127.0.0.1:9") as c:
-        assert c.burst_request("/categories", "main") is None
+        assert c.burst.burst_request("/categories", "main") is None
     with ConformanceClient("http://x.test/v1", {"main": KEY}) as c:
-        request = c.burst_request("/categories", "main")
+        request = c.burst.burst_request("/categories", "main")
     assert request is not None and request[1].url == "http://x.test/v1/categories"
 
 

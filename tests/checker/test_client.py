@@ -24,8 +24,8 @@ import httpx
 import pytest
 
 from conformance.httpclient.backoff import Pacer, exponential_delay, reset_wait, retry_after_seconds
+from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import (
-    BudgetExhausted,
     ConformanceClient,
     Exchange,
     RunOver,
@@ -780,8 +780,8 @@ def test_a_burst_request_on_a_connection_closed_as_it_went_out_is_sent_once_more
     client = ConformanceClient(BASE, {"main": MAIN}, async_transport=httpx.MockTransport(server))
 
     async def send() -> Exchange:
-        async with client.async_session(1) as session:
-            return await client.send_async(session, "GET", "/categories", key="main")
+        async with client.burst.async_session(1) as session:
+            return await client.burst.send_async(session, "GET", "/categories", key="main")
 
     assert asyncio.run(send()).status == 200
     assert len(server.seen) == 2 and client.requests_per_key() == {"main": 2}

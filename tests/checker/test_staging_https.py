@@ -241,7 +241,7 @@ def test_the_burst_sends_over_mutual_tls_with_the_runs_context(staging: Staging)
     )
     keys = {"main": staging.keys[1]}
     with ConformanceClient(staging.mtls_url, keys, ssl_context=tls.ssl_context()) as client:
-        assert client.burst_request("/categories", "main") is not None  # no proxy: its own
+        assert client.burst.burst_request("/categories", "main") is not None  # no proxy: its own
         sent = send_wave(client, "main", Wave(6, 2))
     assert [e.status for e in sent] == [200] * 6
     assert all(e.header("X-RateLimit-Limit") for e in sent)

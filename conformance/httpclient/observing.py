@@ -1,0 +1,83 @@
+"""What every response goes through, whoever sent it (the client, a burst's connection, a
+wave's processes): it is recorded, the pacing of its key learns from it (a refusal's
+`Retry-After`, a limit's reset), and the run's checks see it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+from conformance.httpclient import responses
+from conformance.httpclient.backoff import Pacer, reset_wait, retry_after_seconds
+from conformance.httpclient.recording import Exchange, Recorder
+from conformance.httpclient.service_kind import FRONT_REFUSALS, ServiceKind, front_refusal
+
+REFUSALS = (429, 503)
+"""Statuses that refuse a request for now: backed off from and retried alike. A proxy's limiter
+(nginx's `limit_req`) answers 503 where the service answers 429; one that answers another status
+(HAProxy's `deny`: 403) is known by its answer being unlike the service's (`refused`)."""
+
+
+class Observer:
+    """Records each response through `recorder`, paces its key through `pacer`, and hands it
+    to `on_exchange` (the checks run on every response)."""
+
+    def __init__(
+        self,
+        pacer: Pacer,
+        recorder: Recorder,
+        on_exchange: Callable[[Exchange], None] | None,
+    ):
+        self.recorder = recorder
+        self._pacer = pacer
+        self._on_exchange = on_exchange
+
+    def refused(self, exchange: Exchange) -> bool:
+        """Refused for now, so that its `Retry-After` is an order: a 429 (RFC 6585), a 503 (RFC
+        9110 section 10.2.3), or a refusal a front made whatever its status. Anywhere else a
+        `Retry-After` is information: Flask-Limiter and slowapi send one on every 200, the
+        seconds left in the window, and waiting for it would stall a correct server's run."""
+        if exchange.status in REFUSALS:
+            return True
+        return exchange.status in FRONT_REFUSALS and front_refusal(
+            exchange, ServiceKind(self.recorder.exchanges)
+        )
+
+    def after_response(
+        self,
+        label: str,
+        request: httpx.Request,
+        response: httpx.Response,
+        body: responses.Body,
+        started_at: float,
+        elapsed: float,
+        pace: bool,
+    ) -> Exchange:
+        exchange = responses.record(
+            self.recorder, label, request, response, body, started_at, elapsed
+        )
+        return self.observe(label, exchange, pace)
+
+    def observe(self, label: str, exchange: Exchange, pace: bool) -> Exchange:
+        """What every response goes through, whoever sent it: pacing learns, checks run."""
+        self._learn(label, exchange, pace)
+        if self._on_exchange is not None:
+            self._on_exchange(exchange)
+        return exchange
+
+    def _learn(self, label: str, exchange: Exchange, pace: bool = True) -> None:
+        """Update the label's pacing from what the server said about its limits."""
+        date = exchange.header("Date")
+        if self.refused(exchange):
+            delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
+            self._pacer.on_429(label, delay, exchange.status, exchange.started_at)
+            return
+        wait = reset_wait(
+            exchange.header("X-RateLimit-Remaining"),
+            exchange.header("X-RateLimit-Reset"),
+            date,
+            time.time(),
+        )
+        self._pacer.on_response(label, wait if pace else None)
