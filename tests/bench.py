@@ -42,13 +42,13 @@ from pathlib import Path
 
 import httpx
 
+from conformance.burst.reach import usable_cpus
 from conformance.burst.spender import (
     Wave,
     plan_wave,
     round_trip,
     send_wave,
     senders_cpu,
-    usable_cpus,
 )
 from conformance.httpclient.client import ConformanceClient
 from conformance.spec import catalogue

@@ -1,2 +1,3 @@
-"""The burst wing: the concurrent exhaustion of a key's quota (spender), its own HTTP/1.1
-transport, and the sending of a wave from several processes."""
+"""The burst wing: the concurrent exhaustion of a key's quota (spender), how wide it may go and
+whether a quota is beyond this machine (reach), its own HTTP/1.1 transport, and the sending of a
+wave from several processes."""

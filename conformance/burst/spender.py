@@ -20,26 +20,23 @@ Where one core cannot send a wave in time, several processes send it
 (`conformance.burst.processes`): the plan says how many, from the checker's CPU per request
 measured on the burst's earlier waves, up to the CPUs this process may run on.
 
-A quota is beyond this machine only once it has tried at its full width: a wave begun in a
-fresh window (the checker saw its Reset pass), on the connections the rate measured per
-connection calls for (or the most it opens), from as many processes as its CPU needs. A wave
-begun late in a window ran into the next one and proves nothing: it only measures.
+How many processes a wave may go from, and when a quota is beyond what this machine can send,
+are `conformance.burst.reach`'s (the Spender's `reach`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import math
-import os
 import resource
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conformance.burst.processes import forkable, send_from_processes, shares
+from conformance.burst.processes import send_from_processes, shares
+from conformance.burst.reach import Processes, Reach
 from conformance.burst.transport import BurstRequest, sender
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient, Exchange
@@ -59,13 +56,6 @@ SPENDING_CEILING = 4
 two more where 429s came too late in their windows to tell anything."""
 MAX_CONNECTIONS = 64
 """More would not be a client any more but a load test."""
-CPU_PER_REQUEST = 0.0003
-"""Seconds of the checker's own work per request of a burst (sending, recording, checking)
-until a wave has measured it: a wave of thousands is bound by it whatever the connections.
-`tox -e bench` measured 0.06 to 0.10 ms on an idle 2-core machine; this leaves room for a busy
-one."""
-HTTPX_CPU_PER_REQUEST = 0.002
-"""The same where httpx sends the burst (through a proxy): 1.6 to 2.5 ms measured."""
 BUSY = 0.8
 """Share of its time a sending process spent on the CPU above which the checker, not the
 target, set the wave's pace: only then would more processes send faster."""
@@ -91,6 +81,8 @@ FRESH_SHARE = 0.75
 """Share of its window the response before a wave must have had left, after the checker waited
 for its Reset, for the wave to be a fresh window's: a sliding window's Reset after a wave frees
 only its oldest request."""
+ONE_PROCESS = Processes()
+"""A wave sent from this process alone, at the CPU per request estimated before any was timed."""
 
 
 @dataclass(frozen=True)
@@ -102,17 +94,8 @@ class Wave:
     full_width: bool = False  # as wide as a measured rate called for, or MAX_CONNECTIONS
 
 
-@dataclass(frozen=True)
-class Processes:
-    """How many processes a wave may be sent from, and the CPU each request costs them."""
-
-    fewest: int = 1
-    most: int = 1
-    per_request: float = CPU_PER_REQUEST
-
-
 def plan_wave(
-    requests: int, round_trip: float, seconds_left: float, processes: Processes = Processes()
+    requests: int, round_trip: float, seconds_left: float, processes: Processes = ONE_PROCESS
 ) -> Wave | None:
     """Connections, and processes where one cannot send it in time, enough for `requests` to
     land within `LANDING_SHARE` of `seconds_left`; None when even MAX_CONNECTIONS from the
@@ -135,7 +118,7 @@ def plan_wave(
 
 
 def fallback_wave(
-    requests: int, round_trip: float, seconds_left: float, processes: Processes = Processes()
+    requests: int, round_trip: float, seconds_left: float, processes: Processes = ONE_PROCESS
 ) -> Wave:
     """The wave that goes when none could be planned (a busy machine, a slow network): the
     connections its round trips need to land within the window, leaving out the checker's own
@@ -148,13 +131,6 @@ def fallback_wave(
     count = min(processes.most, max(processes.fewest, cpu))
     connections = min(MAX_CONNECTIONS, max(FALLBACK_CONNECTIONS, needed, count))
     return Wave(requests, min(connections, requests), count)
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (a container's or a CI runner's share, not the host's)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def round_trip(exchanges: list[Exchange], label: str) -> float:
@@ -246,39 +222,10 @@ def rate_of(seen: list[Snapshot], wave: Wave, processes: int, cpu: float) -> Rat
     )
 
 
-def width(rate: Rate) -> str:
-    """How wide a wave went: "64 connections from 2 processes"."""
-    text = f"{rate.connections} connection{'s' if rate.connections > 1 else ''}"
-    return text + (f" from {rate.processes} processes" if rate.processes > 1 else "")
-
-
-def tried(rates: list[Rate]) -> str:
-    """The timed waves, as the statement tells them."""
-    told = [
-        f"{width(rate)} at {rate.per_second:,.0f} a second"
-        + ("" if rate.fresh else " (begun late in a window: not counted)")
-        for rate in rates
-    ]
-    return f"{len(rates)} wave{'s' if len(rates) > 1 else ''}: " + ", then ".join(told)
-
-
 def senders_cpu() -> tuple[float, float]:
     """CPU seconds of this process and of its ended children, to tell a wave's senders' CPU."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time(), children.ru_utime + children.ru_stime
-
-
-def window_length(history: list[Snapshot], clock: ServerClock) -> float:
-    """The window as the run's Resets show it: the most time any response had left before its
-    Reset, at most a minute; a minute where no Reset within one can be read (absent, or the
-    day's). A window's first request sees nearly all of it, fixed or sliding (later ones of a
-    sliding log see only what is left of its oldest entry's), and every run starts with one."""
-    spans = [
-        s.reset - clock.handled_from(s)
-        for s in history
-        if s.reset is not None and 0 < s.reset - clock.handled_from(s) <= LONGEST_WAIT
-    ]
-    return min(60.0, max(spans)) if spans else 60.0
 
 
 @dataclass
@@ -316,18 +263,14 @@ class Spender:
     label: str
     per_minute: int | None
     announce: Announce = lambda message: None
-    # the burst's responses read for `window_now`, and the window they showed
-    _window_seen: tuple[int, float] = field(default=(0, 0.0), init=False, repr=False)
+    reach: Reach = field(init=False, repr=False)  # how wide it may go, and whether it is beyond
 
-    @functools.cached_property
-    def window(self) -> float:
-        """The window's length, from the responses of the run before the burst."""
-        seen = [snapshot(e) for e in self.client.exchanges]
-        return window_length(seen, self.clock())
+    def __post_init__(self) -> None:
+        self.reach = Reach(self.client, self.label, PATH)
 
     def spend(self, probe: Snapshot) -> Burst:
         burst = Burst([probe])
-        self.window  # noqa: B018 - read before the burst's own responses add to the run
+        self.reach.window  # noqa: B018 - read before the burst's own responses add to the run
         figure = self.per_minute or probe.limit or 60
         ceiling = SPENDING_CEILING * figure + 4
         while burst.requests < ceiling:
@@ -336,83 +279,13 @@ class Spender:
             elif (wave := self.next_wave(burst, figure, ceiling)) is not None:
                 burst.waves.append(wave)
                 self.send(burst, wave)
-            if self.judge(burst, figure) or self.decided(burst) or self.beyond_reach(burst, figure):
+            if (
+                self.judge(burst, figure)
+                or self.decided(burst)
+                or self.reach.beyond_reach(burst, figure)
+            ):
                 break
         return burst
-
-    def beyond_reach(self, burst: Burst, figure: int) -> bool:
-        """True when this machine cannot land the quota and one more inside one window: the
-        latest wave went at full width from the start of a fresh window and was slower than
-        that needs, and more processes would not send faster (the senders were not what held
-        it back, or there were as many as this process may run on). Nothing more is spent
-        then; whether the limit holds stays open, with the figures (never a guess) and the
-        waves tried. A wave begun late in a window is not the machine's best: the next one
-        goes in a fresh window, as wide as the rate it measured per connection calls for."""
-        if burst.refused is not None or not self.too_slow(burst, figure):
-            return False
-        latest = burst.rates[-1]
-        if not (latest.fresh and latest.full_width) or self.more_processes(burst, figure):
-            return False
-        counted = [rate for rate in burst.rates if rate.fresh and not rate.refused]
-        fastest = max(counted, key=lambda rate: rate.per_second)
-        burst.out_of_reach = (
-            f"{figure + 1:,} requests inside one window of {self.window_now(burst):.0f} s need "
-            f"{self.needed(burst, figure):,.0f} requests a second; this machine reached "
-            f"{fastest.per_second:,.0f} at most, on {width(fastest)} from the start of a fresh "
-            f"window (over {tried(burst.rates)})"
-        )
-        return True
-
-    def window_now(self, burst: Burst) -> float:
-        """The window's length as the run has shown it so far: the run's first responses may
-        have come late in one, and a fresh window's first response shows nearly all of it.
-        (Read again only when the burst has more responses: the clock reads every Date.)"""
-        seen = len(burst.history)
-        if self._window_seen[0] != seen:
-            shown = window_length(burst.history, self.clock())
-            self._window_seen = (seen, max(self.window, shown))
-        return self._window_seen[1]
-
-    def needed(self, burst: Burst, figure: int) -> float:
-        """Requests a second that land the quota and one more inside one window."""
-        return (figure + 1) / self.window_now(burst)
-
-    def too_slow(self, burst: Burst, figure: int) -> bool:
-        """The latest timed wave met no refusal and was slower than the quota needs."""
-        if not burst.rates or burst.rates[-1].refused:
-            return False
-        return burst.rates[-1].per_second < self.needed(burst, figure)
-
-    def more_processes(self, burst: Burst, figure: int) -> bool:
-        """True when the latest wave was too slow, its senders held it back, and this
-        process may run on more CPUs than it was sent from."""
-        if not self.too_slow(burst, figure):
-            return False
-        latest = burst.rates[-1]
-        return latest.checker_bound and latest.processes < self.cpus
-
-    @functools.cached_property
-    def own_transport(self) -> bool:
-        """Whether the burst's own transport sends it (not httpx: through a proxy, in tests)."""
-        return self.client.burst.burst_request(PATH, self.label) is not None
-
-    @functools.cached_property
-    def cpus(self) -> int:
-        """The most processes a wave may go from: one where the burst's own transport does
-        not go or no process can be forked."""
-        if not self.own_transport or not forkable():
-            return 1
-        return usable_cpus()
-
-    def processes(self, burst: Burst, figure: int) -> Processes:
-        """What the next wave may be sent from: from the latest timed wave's CPU per request
-        on; from more processes than it where its senders were too slow."""
-        if not burst.rates:
-            estimate = CPU_PER_REQUEST if self.own_transport else HTTPX_CPU_PER_REQUEST
-            return Processes(1, self.cpus, estimate)
-        latest = burst.rates[-1]
-        fewest = latest.processes + 1 if self.more_processes(burst, figure) else 1
-        return Processes(fewest, self.cpus, latest.cpu_per_request)
 
     def decided(self, burst: Burst) -> bool:
         """A refusal tells whether the limit held, unless it came in its window's last second:
@@ -432,7 +305,7 @@ class Spender:
         self.announce(f"{self.label} key: its 429 came in its window's last second; once more")
         quiet = time.time() - burst.history[-1].received
         reason = "a whole window without its requests (a sliding window forgets them one by one)"
-        self.client.wait(self.label, self.window_now(burst) + SETTLE_MARGIN - quiet, reason)
+        self.client.wait(self.label, self.reach.window_now(burst) + SETTLE_MARGIN - quiet, reason)
         fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
         burst.add([snapshot(fresh)])
 
@@ -453,21 +326,21 @@ class Spender:
             clock = self.clock()
             left = self.seconds_left(latest, clock)
             trip = self.trip(burst)
-            processes = self.processes(burst, figure)
+            processes = self.reach.processes(burst, figure)
             wave = plan_wave(wanted, trip, left, processes)
             hidden = self.hidden(latest, clock)
             fresh = hidden or (waited and self.at_its_start(burst, latest, clock))
             # Before the first wave, and after a 429 in a window's last second (its back-off may
             # have ended late in the next window): a wave sent late would land late again.
             first_or_again = not burst.waves or burst.refusals > 0
-            too_slow = self.too_slow(burst, figure)
+            too_slow = self.reach.too_slow(burst, figure)
             waiting_helps = (wave is None and first_or_again) or too_slow
             if fresh or not waiting_helps or tries == FRESH_WINDOW_TRIES:
                 break
             until = clock.seconds_until(latest.reset)  # type: ignore[arg-type]
             if waited and too_slow:  # a sliding log: the wave's requests leave one by one
                 quiet = time.time() - latest.received
-                until = max(until, self.window_now(burst) + SETTLE_MARGIN - quiet)
+                until = max(until, self.reach.window_now(burst) + SETTLE_MARGIN - quiet)
             self.client.wait(self.label, until, "a fresh window to spend its quota in")
             probe = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
             burst.add([snapshot(probe)])
@@ -476,7 +349,7 @@ class Spender:
                 return None
         if wave is None:
             wave = fallback_wave(wanted, trip, left, processes)
-            if self.too_slow(burst, figure):  # the wave that tells: as wide as it goes
+            if self.reach.too_slow(burst, figure):  # the wave that tells: as wide as it goes
                 wave = dataclasses.replace(wave, connections=min(MAX_CONNECTIONS, wanted))
         full_width = bool(burst.rates) or wave.connections >= MAX_CONNECTIONS
         return dataclasses.replace(wave, fresh=fresh, full_width=full_width)
@@ -492,7 +365,7 @@ class Spender:
         """The response had nearly all of its window before it, as its Reset shows: a fixed
         window's first, not a sliding window's that is about to free its oldest request."""
         shown = latest.reset - clock.handled_from(latest)  # type: ignore[operator]
-        return shown >= FRESH_SHARE * self.window_now(burst)
+        return shown >= FRESH_SHARE * self.reach.window_now(burst)
 
     @staticmethod
     def hidden(latest: Snapshot, clock: ServerClock) -> bool:

@@ -1,5 +1,6 @@
-"""Unit tests of `conformance.burst.spender`: how waves are sized, and that spending a quota stops
-as soon as the answer is known, at the first 429 or at the first request served beyond the limit."""
+"""Unit tests of `conformance.burst.spender` and its `reach`: how waves are sized, and that spending
+a quota stops as soon as the answer is known, at the first 429 or at the first request served
+beyond the limit (or once this machine has shown it cannot send the quota in one window)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,10 @@ from email.utils import formatdate
 import httpx
 import pytest
 
+from conformance.burst.reach import CPU_PER_REQUEST, HTTPX_CPU_PER_REQUEST, Processes
 from conformance.burst.spender import (
-    CPU_PER_REQUEST,
-    HTTPX_CPU_PER_REQUEST,
     MAX_CONNECTIONS,
     Burst,
-    Processes,
     Rate,
     Spender,
     Wave,
@@ -235,7 +234,7 @@ def history_of_one_window(requests: int, window: float) -> list:
 
 def spender_on(cpus: int) -> Spender:
     spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
-    spender.cpus = cpus
+    spender.reach.cpus = cpus
     return spender
 
 
@@ -250,7 +249,7 @@ def test_a_quota_this_machine_cannot_land_in_one_window_is_out_of_reach_with_the
     spender = spender_on(cpus=1)
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [SERVER_BOUND, CHECKER_BOUND]
-    assert spender.beyond_reach(burst, 60_000) is True
+    assert spender.reach.beyond_reach(burst, 60_000) is True
     assert "60,001 requests inside one window of 60 s need 1,000 requests a second" in (
         burst.out_of_reach
     )
@@ -266,12 +265,12 @@ def test_a_quota_within_reach_or_a_refusal_keeps_the_burst_going():
     spender = spender_on(cpus=1)
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [dataclasses.replace(SERVER_BOUND, per_second=1_200.0)]
-    assert spender.beyond_reach(burst, 60_000) is False  # 1,000 a second are needed
+    assert spender.reach.beyond_reach(burst, 60_000) is False  # 1,000 a second are needed
     burst.rates = []
-    assert spender.beyond_reach(burst, 60_000) is False  # nothing timed yet
+    assert spender.reach.beyond_reach(burst, 60_000) is False  # nothing timed yet
     burst.rates = [dataclasses.replace(SERVER_BOUND, per_second=10.0)]
     burst.refused = burst.history[-1]
-    assert spender.beyond_reach(burst, 60_000) is False  # a refusal tells more than a rate
+    assert spender.reach.beyond_reach(burst, 60_000) is False  # a refusal tells more than a rate
     assert burst.out_of_reach == ""
 
 
@@ -279,8 +278,8 @@ def test_a_wave_too_slow_for_its_senders_goes_next_from_more_processes():
     spender = spender_on(cpus=2)
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [CHECKER_BOUND]
-    assert spender.beyond_reach(burst, 60_000) is False  # a second process may send
-    processes = spender.processes(burst, 60_000)
+    assert spender.reach.beyond_reach(burst, 60_000) is False  # a second process may send
+    processes = spender.reach.processes(burst, 60_000)
     assert processes == Processes(2, 2, CHECKER_BOUND.cpu_per_request)
     # 36 s of CPU from each even then: more than half the window, so the wave goes unplanned
     wave = plan_wave(60_001, 0.001, 59.0, processes) or fallback_wave(
@@ -289,7 +288,7 @@ def test_a_wave_too_slow_for_its_senders_goes_next_from_more_processes():
     assert wave.processes == 2
     # Two processes reached no more: as many as this process may run on; out of reach now.
     burst.rates.append(Rate(930.0, 2, 0.0021, 16, fresh=True, full_width=True))
-    assert spender.beyond_reach(burst, 60_000) is True
+    assert spender.reach.beyond_reach(burst, 60_000) is True
     assert "reached 930 at most, on 16 connections from 2 processes" in burst.out_of_reach
 
 
@@ -297,8 +296,8 @@ def test_a_wave_the_target_held_back_gets_no_more_processes():
     spender = spender_on(cpus=2)
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [SERVER_BOUND]
-    assert spender.processes(burst, 60_000).fewest == 1
-    assert spender.beyond_reach(burst, 60_000) is True  # more senders would not help
+    assert spender.reach.processes(burst, 60_000).fewest == 1
+    assert spender.reach.beyond_reach(burst, 60_000) is True  # more senders would not help
 
 
 @pytest.mark.parametrize(
@@ -322,15 +321,15 @@ def test_the_plan_says_how_many_processes(requests, per_request, processes, conn
 def test_through_a_proxy_a_wave_goes_from_one_process_and_a_slow_one_is_out_of_reach():
     client = ConformanceClient("http://petstore.test/v1", {"main": KEY}, proxy="http://127.0.0.1:9")
     spender = Spender(client, "main", 60)
-    assert spender.cpus == 1  # httpx sends through the proxy, from this process
+    assert spender.reach.cpus == 1  # httpx sends through the proxy, from this process
     # and costs more CPU a request than the burst's own transport, until a wave measures it
-    first = spender.processes(Burst(history_of_one_window(1, window=60)), 60_000)
+    first = spender.reach.processes(Burst(history_of_one_window(1, window=60)), 60_000)
     assert (
         first == Processes(1, 1, HTTPX_CPU_PER_REQUEST) and HTTPX_CPU_PER_REQUEST > CPU_PER_REQUEST
     )
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [CHECKER_BOUND]
-    assert spender.beyond_reach(burst, 60_000) is True  # no process more to send from
+    assert spender.reach.beyond_reach(burst, 60_000) is True  # no process more to send from
 
 
 # A wave of 24 connections begun with two seconds of its window left: it ran into the next
@@ -342,15 +341,15 @@ def test_a_wave_begun_late_in_a_window_is_not_the_machines_best():
     spender = spender_on(cpus=1)
     burst = Burst(history_of_one_window(300, window=60))
     burst.rates = [LATE]
-    assert spender.beyond_reach(burst, 60_000) is False
+    assert spender.reach.beyond_reach(burst, 60_000) is False
     assert burst.out_of_reach == ""
     # in a fresh window, but narrower than the rate measured per connection calls for
     narrow = dataclasses.replace(SERVER_BOUND, per_second=500.0, connections=32, full_width=False)
     burst.rates.append(narrow)
-    assert spender.beyond_reach(burst, 60_000) is False
+    assert spender.reach.beyond_reach(burst, 60_000) is False
     # at full width from the start of a fresh window: that tells, and only that counts
     burst.rates.append(SERVER_BOUND)
-    assert spender.beyond_reach(burst, 60_000) is True
+    assert spender.reach.beyond_reach(burst, 60_000) is True
     said = burst.out_of_reach
     assert "reached 640 at most, on 64 connections from the start of a fresh window" in said
     assert "3 waves: 24 connections at 950 a second (begun late in a window: not counted)" in said

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.burst.spender import usable_cpus
+from conformance.burst.reach import usable_cpus
 from tests.shared.checker_runs import assert_no_key_in_outputs, new_keys, run_command
 from tests.shared.servers import reference_args, start_reference
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformance.burst.spender import usable_cpus
+from conformance.burst.reach import usable_cpus
 from conformance.spec import catalogue
 from tests.shared.checker_runs import MINUTE_SECONDS, CheckerRun, new_keys, run_checker, run_command
 from tests.shared.double import running_double
