@@ -28,6 +28,7 @@ from conformance.suite.exhaustion import exhaust_and_recover
 # Seconds of window a detour needs: the last one proves nothing, and three requests on a busy
 # machine may take another.
 DETOUR_ROOM = SETTLE_MARGIN + 1.0
+DETOUR_TRIES = 2  # detours sent where the run's own traffic held none through another path
 
 
 @pytest.mark.smoke
@@ -60,17 +61,22 @@ def test_requests_count_against_one_limit(client):
     Remaining of the key (LIM-PER-CALLER), by one (LIM-REMAINING-COUNTS)."""
     clock = ServerClock.of(client.exchanges)
     history = of_the_key(client.exchanges, "main")
-    if not any(detour.across_paths for detour in detours(history, clock)):
+    # Only a detour through another path shows a limit kept per route (slowapi's default); one
+    # through another method of the same path passes such a limiter. A detour sent that did not
+    # land in one settled window (a reset in between, a loaded machine) is sent once more.
+    for _ in range(DETOUR_TRIES):
+        if any(detour.across_paths for detour in detours(history, clock)):
+            break
         send_a_detour(client, history, clock)
         clock = ServerClock.of(client.exchanges)
         history = of_the_key(client.exchanges, "main")
     problem = reset_went_back(history) or next(
         (d.problem for d in detours(history, clock) if d.problem), None
     )
-    if problem is None and not detours(history, clock):
+    if problem is None and not any(d.across_paths for d in detours(history, clock)):
         cannot_check(
             "LIM-PER-CALLER",
-            "no request of the main key on one endpoint, then another, then the first again, "
+            "no request of the main key on one path, then another, then the first again, "
             "came early enough in one window with readable rate-limit headers to tell",
         )
     elif problem is not None:
