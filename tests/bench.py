@@ -43,13 +43,8 @@ from pathlib import Path
 import httpx
 
 from conformance.burst.reach import usable_cpus
-from conformance.burst.spender import (
-    Wave,
-    plan_wave,
-    round_trip,
-    send_wave,
-    senders_cpu,
-)
+from conformance.burst.spender import plan_wave, round_trip, send_wave, senders_cpu
+from conformance.burst.waves import Wave
 from conformance.httpclient.client import ConformanceClient
 from conformance.spec import catalogue
 from tests.shared.nginx import NginxDidNotStart, running_nginx

@@ -16,15 +16,12 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from conformance.burst.processes import forkable
+from conformance.burst.waves import Burst, Rate
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient
 from conformance.judging.ratelimit import ServerClock, Snapshot, snapshot
-
-if TYPE_CHECKING:  # the spender imports this module: only its types come back
-    from conformance.burst.spender import Burst, Rate
 
 CPU_PER_REQUEST = 0.0003
 """Seconds of the checker's own work per request of a burst (sending, recording, checking)

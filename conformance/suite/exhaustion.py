@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, NoReturn
 import pytest
 
 from conformance import interruption
-from conformance.burst.spender import PATH, Announce, Burst, Spender
+from conformance.burst.spender import PATH, Announce, Spender
+from conformance.burst.waves import Burst
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient
 from conformance.httpclient.service_kind import ServiceKind, front_refusal

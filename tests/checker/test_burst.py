@@ -14,15 +14,8 @@ import httpx
 import pytest
 
 from conformance.burst.reach import CPU_PER_REQUEST, HTTPX_CPU_PER_REQUEST, Processes
-from conformance.burst.spender import (
-    MAX_CONNECTIONS,
-    Burst,
-    Rate,
-    Spender,
-    Wave,
-    fallback_wave,
-    plan_wave,
-)
+from conformance.burst.spender import MAX_CONNECTIONS, Spender, fallback_wave, plan_wave
+from conformance.burst.waves import Burst, Rate, Wave
 from conformance.httpclient.client import ConformanceClient, Exchange
 from conformance.judging.ratelimit import snapshot
 

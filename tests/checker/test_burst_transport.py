@@ -15,7 +15,8 @@ from collections.abc import Callable
 import pytest
 
 from conformance.burst import processes as burst_processes
-from conformance.burst.spender import Wave, send_wave
+from conformance.burst.spender import send_wave
+from conformance.burst.waves import Wave
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import (
     RESPONSE_BODY_LIMIT,

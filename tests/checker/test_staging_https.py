@@ -20,7 +20,8 @@ import pytest
 import trustme
 
 from conformance import cli
-from conformance.burst.spender import Wave, send_wave
+from conformance.burst.spender import send_wave
+from conformance.burst.waves import Wave
 from conformance.httpclient.client import ConformanceClient
 from conformance.httpclient.connection import TlsOptions
 from tests.shared.checker_runs import CheckerRun, new_keys, run_command
