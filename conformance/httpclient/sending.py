@@ -38,9 +38,8 @@ class Sender:
         self._failures = failures
         self._observer = observer
         self._response_seconds = response_seconds
-        self.gate = (
-            threading.RLock()
-        )  # held per send; held across a burst by `ConformanceClient.exclusive()`
+        # Held per send; held across a burst by `ConformanceClient.exclusive()`.
+        self.gate = threading.RLock()
         self.tls_facts: TlsFacts | None = None  # of the first HTTPS response
 
     def send_once(self, prepared: Prepared, pace: bool = True) -> Exchange:
