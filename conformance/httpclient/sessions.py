@@ -37,14 +37,7 @@ def session(
                 verify=ssl_context, proxy=proxy, trust_env=False, limits=POOL_LIMITS
             )
         )
-    return httpx.Client(
-        transport=transport,
-        trust_env=False,
-        timeout=timeout,
-        follow_redirects=False,  # a redirect is something to check, not to follow silently
-        headers=headers,
-        cookies=no_cookies(),
-    )
+    return httpx.Client(transport=transport, **alike(timeout, headers))
 
 
 def async_session(
@@ -57,14 +50,19 @@ def async_session(
 ) -> httpx.AsyncClient:
     """A burst's session, with as many connections as the burst sends at once."""
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    shared = alike(timeout, headers)
     return httpx.AsyncClient(
-        transport=transport,
-        verify=ssl_context,
-        proxy=proxy,
-        trust_env=False,
-        timeout=timeout,
-        follow_redirects=False,
-        headers=headers,
-        cookies=no_cookies(),
-        limits=limits,
+        transport=transport, verify=ssl_context, proxy=proxy, limits=limits, **shared
     )
+
+
+def alike(timeout: float, headers: dict[str, str]) -> dict:
+    """What every session shares: nothing read from the environment, no redirect followed (a
+    redirect is something to check, not to follow silently), no cookie kept."""
+    return {
+        "trust_env": False,
+        "timeout": timeout,
+        "follow_redirects": False,
+        "headers": headers,
+        "cookies": no_cookies(),
+    }
