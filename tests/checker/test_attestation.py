@@ -227,9 +227,13 @@ def test_the_predicate_is_the_runs_result_configuration_and_requirements(signed,
     assert run["userAgent"] == f"petstore-conformance/{__version__}"
 
 
-def test_verify_with_the_key_holds_for_the_folder_and_the_package(signed, vendor, tmp_path):
-    for target in (signed.reports, signed.package):
-        finished = verify(target, tmp_path, vendor.public)
+def test_verify_with_the_key_holds_for_the_folder_and_the_package(
+    signed, vendor, tmp_path, verified
+):
+    """The folder as a user runs the command; the package through the same main()."""
+    folder = verify(signed.reports, tmp_path, vendor.public)
+    package = verified(signed.package, vendor.public)
+    for finished in (folder, package):
         assert finished.status == 0, finished.describe()
         assert "signature: valid, by the ed25519 key" in finished.stdout
         assert "what it proves: the holder of the private key of vendor.pub.pem" in finished.stdout
@@ -335,14 +339,14 @@ def test_the_private_key_appears_in_no_output(signed, vendor):
 # -- ECDSA P-256 ------------------------------------------------------------------------------
 
 
-def test_an_ecdsa_p256_key_signs_and_verifies(signed, p256, tmp_path):
+def test_an_ecdsa_p256_key_signs_and_verifies(signed, p256, tmp_path, verified):
     folder = shutil.copytree(signed.reports, tmp_path / "p256")
     (folder / attestation.ENVELOPE).unlink()
     attestation.write(folder, keys.load_signer(p256.private))
     statement = independently_verified(folder / attestation.ENVELOPE, p256.key.public_key())
     digests = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
     assert digests["conformance.json"] == sha256_of(folder / "conformance.json")
-    finished = verify(folder, tmp_path, p256.public)
+    finished = verified(folder, p256.public)
     assert finished.status == 0, finished.describe()
     assert "signature: valid, by the ecdsa-sha2-nistp256 key" in finished.stdout
 
