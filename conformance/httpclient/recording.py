@@ -28,8 +28,10 @@ from conformance.httpclient.redaction import (
 
 REQUEST_BODY_LIMIT = 2000
 RESPONSE_BODY_LIMIT = 4000
-CURL_SKIPPED_HEADERS = {"host", "content-length", "connection", "accept-encoding"}
-"""Headers curl sets itself; Accept-Encoding is left out so that curl prints a readable body."""
+CURL_SKIPPED_HEADERS = {"host", "content-length", "accept-encoding"}
+"""Headers curl sets itself; Accept-Encoding is left out so that curl prints a readable body.
+`Connection: keep-alive` is curl's own too; a Connection that names more (an upgrade offer's
+`Upgrade, HTTP2-Settings`) is part of what the request said, and stays."""
 
 
 CURL_BODY_LIMIT = 8_192
@@ -247,7 +249,7 @@ class Recorder:
         word = self._secrets.shell_word
         parts = ["curl", "-i", *self._curl_options, "-X", shlex.quote(sent.method), word(sent.url)]
         for name, value in sent.headers:
-            if name.lower() not in CURL_SKIPPED_HEADERS:
+            if name.lower() not in CURL_SKIPPED_HEADERS and not _keep_alive(name, value):
                 parts += ["-H", word(f"{name}: {value}")]
         if sent.content:
             parts += ["--data-binary", self._curl_body(sent.content, exchange_id)]
@@ -269,3 +271,7 @@ class Recorder:
         path = self._body_dir / f"request-{exchange_id}.bin"
         path.write_bytes(self._secrets.redact_bytes(raw))
         return "@" + shlex.quote(str(path))
+
+
+def _keep_alive(name: str, value: str) -> bool:
+    return name.lower() == "connection" and value.strip().lower() == "keep-alive"
