@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import strict_json
+from conformance.httpclient.bounds import BODY
 from conformance.httpclient.redaction import (
     CONTROL_BYTES,
     Secrets,
@@ -56,6 +57,7 @@ class Exchange:
     too_large: int = (
         0  # the bound the body went past (conformance.httpclient.bounds): only that much read
     )
+    too_large_what: str = BODY  # or its FRAMING: what went past `too_large`
     _full_body: str = field(default="", repr=False, compare=False)
     # Made on first use: only a failure's evidence needs it, and a body that a shell line
     # cannot carry is then written to a file, which a passing run should not leave behind.
@@ -83,7 +85,7 @@ class Exchange:
         return strict_json.loads(self._full_body)
 
     def too_large_text(self) -> str:
-        return f"a body of more than {self.too_large} bytes (read no further)"
+        return f"{self.too_large_what} of more than {self.too_large} bytes (read no further)"
 
     def media_type(self) -> str | None:
         """Content-Type without parameters, lower-cased: `; charset=utf-8` must not fail a check."""
@@ -189,6 +191,7 @@ class Recorder:
         elapsed: float,
         burst: bool = False,
         too_large: int = 0,
+        too_large_what: str = BODY,
     ) -> Exchange:
         redact = self._secrets.redact
         _, request_headers, url, request_body = self._shown(sent)
@@ -217,6 +220,7 @@ class Recorder:
             elapsed=elapsed,
             burst=burst,
             too_large=too_large,
+            too_large_what=too_large_what,
             _full_body=full_body,
             _curl=functools.partial(self._curl_line, sent, exchange_id),
         )

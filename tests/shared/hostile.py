@@ -7,6 +7,8 @@ answers on, except where its mode makes it attack the checker.
 - big-body: `GET .../categories` answered with `Content-Length: 2147483648`, a body made as it
   is sent (the server never holds it);
 - gzip-bomb: the same request answered with 4 MiB of gzip that inflate to 4 GiB of JSON;
+- big-listing: the same request answered with the double's own listing and some 146,000 more
+  categories: 4.1 MB of valid JSON, under the checker's body bound;
 - trickle-body: every request answered with its headers at once and then a byte a second;
 - trickle-headers: every request answered a byte a second from the status line on;
 - keyless-429: every request without a valid key (`--key`) refused with 429, `Retry-After: 1`;
@@ -90,6 +92,9 @@ class Hostile:
             # The service's own status and headers, a hostile body.
             await attack(writer, passed)
             return
+        if self._mode == "big-listing" and attack is not None and response.status_code == 200:
+            await send(writer, 200, passed, big_listing(response.content))
+            return
         await send(writer, response.status_code, passed, response.content)
 
     def _attack(self, method: str, target: str, headers: dict) -> Callable | None:
@@ -107,6 +112,7 @@ class Hostile:
         return {
             "big-body": big_body,
             "gzip-bomb": self._send_bomb,
+            "big-listing": None,  # the double's own answer, made bigger (`big_listing`)
             "trickle-body": trickle_body,
             "trickle-headers": trickle_headers,
         }[self._mode]
@@ -173,6 +179,19 @@ async def big_body(writer: asyncio.StreamWriter, headers: list) -> None:
     await stream(writer, head_bytes(200, headers), BIG_BODY, pieces)
 
 
+LISTING_BYTES = 4_100_000  # under MAX_BODY_BYTES (4 MiB: 4,194,304), with room for the double's
+FILLERS = b"".join(b',{"id":%d,"name":"f%d"}' % (10**6 + n, n) for n in range(160_000))[
+    : LISTING_BYTES - 10_000
+]
+FILLERS = FILLERS[: FILLERS.rindex(b",{")]  # whole categories only
+
+
+def big_listing(listing: bytes) -> bytes:
+    """The double's JSON array with the fillers after its own categories."""
+    inside = listing.strip()[1:-1].strip()
+    return b"[" + inside + (FILLERS if inside else FILLERS[1:]) + b"]"
+
+
 async def refuse(writer: asyncio.StreamWriter) -> None:
     """A 429 as a limiter of the service sends it: with its rate-limit headers."""
     headers = [
@@ -209,7 +228,7 @@ STANDALONE = (
     "keyless-429",
     "refuse-all",
 )  # answer without the double
-MODES = (*STANDALONE, "big-body", "gzip-bomb")
+MODES = (*STANDALONE, "big-body", "gzip-bomb", "big-listing")
 
 
 async def main(args: argparse.Namespace) -> None:
