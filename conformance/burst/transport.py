@@ -41,6 +41,9 @@ from conformance.httpclient.bounds import (
     MAX_BODY_BYTES,
     MAX_FRAMING_BYTES,
     MAX_INTERIM_RESPONSES,
+    BodyReader,
+    BodyTooLarge,
+    decoded,
 )
 from conformance.httpclient.client import ConformanceClient
 from conformance.httpclient.failures import failure_reason
@@ -234,6 +237,7 @@ class ResponseReader(asyncio.Protocol):
         self._headers: list[tuple[str, str]] = []
         self._body = bytearray()
         self._kept = MAX_BODY_BYTES
+        self._decoder: BodyReader | None = None  # a gzip or deflate body's, while it is kept
         self._body_bytes = 0  # all of the body so far, kept or not
         self._framed = True  # Content-Length or chunked (else the body ends at the close)
 
@@ -294,12 +298,33 @@ class ResponseReader(asyncio.Protocol):
         self._kept = RESPONSE_BODY_LIMIT if 200 <= status < 300 else MAX_BODY_BYTES
         framing = {name.lower() for name, _ in self._headers}
         self._framed = bool(framing & {"content-length", "transfer-encoding"})
+        # The request asks for gzip and deflate, as the client's do: what is kept is decoded,
+        # as httpx's path decodes it, within the same bound.
+        coding = next((v for n, v in self._headers if n.lower() == "content-encoding"), None)
+        if decoded(coding):
+            self._decoder = BodyReader(coding, self._kept)
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
-        self._body += body[: max(0, self._kept - len(self._body))]
+        if self._decoder is not None:
+            self._decode(body)
+        else:
+            self._body += body[: max(0, self._kept - len(self._body))]
         if self._body_bytes > MAX_BODY_BYTES:
             self._cut(MAX_BODY_BYTES, BODY)
+
+    def _decode(self, body: bytes) -> None:
+        try:
+            self._decoder.feed(body)  # type: ignore[union-attr]
+        except BodyTooLarge as error:
+            self._decoder = None
+            self._body = bytearray(error.body)
+            if self._kept == MAX_BODY_BYTES:  # a refusal's body, inflating past the bound
+                self._cut(MAX_BODY_BYTES, BODY)
+            # a success's: what an exchange shows is kept, the rest read and discarded
+        except httpx.DecodingError as error:
+            self._decoder = None
+            self._fail(Unreadable(str(error)))
 
     def on_message_complete(self) -> None:
         if not self._final:  # an interim response, skipped (RFC 9110 section 15.2)
@@ -314,7 +339,8 @@ class ResponseReader(asyncio.Protocol):
     # ours
 
     def _done(self, cut: Cut = None) -> None:
-        result = (self._status, self._headers, bytes(self._body), cut)
+        body = self._decoder.body if self._decoder is not None else bytes(self._body)
+        result = (self._status, self._headers, body, cut)
         waiter = self._waiter
         self._reset()
         if waiter is not None and not waiter.done():

@@ -285,6 +285,11 @@ class _Inflater:
         return out
 
 
+def decoded(content_encoding: str | None) -> bool:
+    """Whether a body of this coding is decoded here (the codings the checker asks for)."""
+    return _inflater(content_encoding) is not None
+
+
 def _inflater(content_encoding: str | None) -> _Inflater | None:
     coding = (content_encoding or "").strip().lower()
     return _Inflater(coding) if coding in ("gzip", "x-gzip", "deflate") else None

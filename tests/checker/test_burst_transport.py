@@ -6,6 +6,7 @@ bounded (its head, its chunk framing and trailers, its body, its interim respons
 
 from __future__ import annotations
 
+import gzip
 import json
 import multiprocessing
 import re
@@ -378,3 +379,22 @@ def test_a_429_body_past_the_bound_is_judged_cut_not_unreachable(scripted, path)
         [refused] = answers(client, path, 1)
     assert refused.status == 429 and refused.too_large == MAX_BODY_BYTES
     assert f"a body of more than {MAX_BODY_BYTES} bytes" in error_object_problem(refused)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_gzip_body_is_decoded_as_the_client_decodes_it(scripted, path):
+    """The burst asks for gzip, as every request of the run does: a refusal's Error object
+    sent gzipped is judged as the JSON it is, a success's shown decoded."""
+    error = {"code": "rate_limited", "message": "m" * 8000, "status": 429}
+    coded = gzip.compress(json.dumps(error).encode())
+    head = HEAD_429 + b"Content-Encoding: gzip\r\n"
+    refusal = head + f"Content-Length: {len(coded)}\r\n\r\n".encode() + coded
+    listing = gzip.compress(b"[" + b'{"id":1,"name":"Dogs"},' * 1000 + b'{"id":2,"name":"x"}]')
+    success = response(extra="Content-Encoding: gzip\r\n").split(b"Content-Length")[0]
+    success += f"Content-Length: {len(listing)}\r\n\r\n".encode() + listing
+    server = scripted(lambda n: (success if n == 1 else refusal, False))
+    with client_for(server) as client:
+        sent = answers(client, path, 2)
+    assert [e.status for e in sent] == [200, 429]
+    assert sent[0].response_body.startswith('[{"id":1,"name":"Dogs"}')
+    assert sent[1].json() == error and error_object_problem(sent[1]) is None

@@ -7,8 +7,13 @@ answers on, except where its mode makes it attack the checker.
 - big-body: `GET .../categories` answered with `Content-Length: 2147483648`, a body made as it
   is sent (the server never holds it);
 - gzip-bomb: the same request answered with 4 MiB of gzip that inflate to 4 GiB of JSON;
-- big-listing: the same request answered with the double's own listing and some 146,000 more
+- big-listing: the same request answered with the double's own listing and some 131,000 more
   categories: 4.1 MB of valid JSON, under the checker's body bound;
+- early-hints: every answer of the double preceded by a `103 Early Hints` (RFC 8297), as a
+  server that hints at what to preload sends it;
+- endless-chunk-extension: every 429 of the double sent with its status and headers, then a
+  chunked body whose first chunk-size line carries an extension that never ends;
+- endless-trailers: the same, with one chunk of body and then trailer fields that never end;
 - trickle-body: every request answered with its headers at once and then a byte a second;
 - trickle-headers: every request answered a byte a second from the status line on;
 - keyless-429: every request without a valid key (`--key`) refused with 429, `Retry-After: 1`;
@@ -92,9 +97,15 @@ class Hostile:
             # The service's own status and headers, a hostile body.
             await attack(writer, passed)
             return
-        if self._mode == "big-listing" and attack is not None and response.status_code == 200:
+        listing = method == "GET" and target.split("?")[0].endswith("/categories")
+        if self._mode == "big-listing" and listing and response.status_code == 200:
             await send(writer, 200, passed, big_listing(response.content))
             return
+        if self._mode in ENDLESS_FRAMING and response.status_code == 429:
+            await endless_framing(writer, passed, ENDLESS_FRAMING[self._mode])
+            return
+        if self._mode == "early-hints":
+            writer.write(EARLY_HINTS)
         await send(writer, response.status_code, passed, response.content)
 
     def _attack(self, method: str, target: str, headers: dict) -> Callable | None:
@@ -104,6 +115,8 @@ class Hostile:
             if headers.get("authorization", "").lower() in self._valid:
                 return None
             return refuse
+        if self._mode not in ATTACKS:
+            return None
         aimed = self._mode.startswith("trickle") or (
             method == "GET" and target.split("?")[0].endswith("/categories")
         )
@@ -112,7 +125,6 @@ class Hostile:
         return {
             "big-body": big_body,
             "gzip-bomb": self._send_bomb,
-            "big-listing": None,  # the double's own answer, made bigger (`big_listing`)
             "trickle-body": trickle_body,
             "trickle-headers": trickle_headers,
         }[self._mode]
@@ -192,6 +204,28 @@ def big_listing(listing: bytes) -> bytes:
     return b"[" + inside + (FILLERS if inside else FILLERS[1:]) + b"]"
 
 
+EARLY_HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </v1/categories>; rel=preload\r\n\r\n"
+ENDLESS_SECONDS = 60.0  # this server's own bound on one endless answer
+ENDLESS_FRAMING = {
+    # (what starts the chunked body, what is repeated after it)
+    "endless-chunk-extension": (b"1;ext=", b"a" * 65_536),
+    "endless-trailers": (b"1\r\n{\r\n0\r\n", b"X-Trailer: aaaaaaaaaaaaaaaa\r\n" * 2048),
+}
+
+
+async def endless_framing(writer: asyncio.StreamWriter, headers: list, framing: tuple) -> None:
+    """A 429's head with the double's headers, then chunked framing as long as the client reads
+    it (a minute at most)."""
+    start, repeated = framing
+    head = head_bytes(429, [*headers, ("Transfer-Encoding", "chunked")])
+    writer.write(head + start)
+    ends = time.monotonic() + ENDLESS_SECONDS
+    while time.monotonic() < ends:
+        writer.write(repeated)
+        await writer.drain()
+    writer.close()
+
+
 async def refuse(writer: asyncio.StreamWriter) -> None:
     """A 429 as a limiter of the service sends it: with its rate-limit headers."""
     headers = [
@@ -222,13 +256,14 @@ async def trickle_headers(writer: asyncio.StreamWriter) -> None:
     await trickle(writer, head_bytes(200, headers, len(TRICKLE_BODY)) + TRICKLE_BODY)
 
 
+ATTACKS = ("big-body", "gzip-bomb", "trickle-body", "trickle-headers")
 STANDALONE = (
     "trickle-body",
     "trickle-headers",
     "keyless-429",
     "refuse-all",
 )  # answer without the double
-MODES = (*STANDALONE, "big-body", "gzip-bomb", "big-listing")
+MODES = (*STANDALONE, "big-body", "gzip-bomb", "big-listing", "early-hints", *ENDLESS_FRAMING)
 
 
 async def main(args: argparse.Namespace) -> None:
