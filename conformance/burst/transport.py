@@ -222,11 +222,12 @@ class ResponseReader(asyncio.Protocol):
         self._waiter: asyncio.Future[Parsed] | None = None
         self._lost = False
         self.keep_alive = True
+        self._responses = 0  # responses begun on this connection
         self._reset()
 
     def _reset(self) -> None:
         self._started = False  # a byte of the response arrived
-        self._responses = getattr(self, "_responses", 0) + 1  # a new response is being read
+        self._responses += 1
         self._interim = 0  # 1xx responses skipped before it
         self._framing = 0  # its bytes that are not body: heads, chunk-size lines, trailers
         self._new_head()
@@ -296,12 +297,12 @@ class ResponseReader(asyncio.Protocol):
         # copying and redacting whole listings would cost CPU a wave has not; a refusal or an
         # error is judged by its body, all of it.
         self._kept = RESPONSE_BODY_LIMIT if 200 <= status < 300 else MAX_BODY_BYTES
-        framing = {name.lower() for name, _ in self._headers}
-        self._framed = bool(framing & {"content-length", "transfer-encoding"})
+        named = {name.lower(): value for name, value in self._headers}
+        self._framed = "content-length" in named or "transfer-encoding" in named
         # The request asks for gzip and deflate, as the client's do: what is kept is decoded,
         # as httpx's path decodes it, within the same bound.
-        coding = next((v for n, v in self._headers if n.lower() == "content-encoding"), None)
-        if decoded(coding):
+        coding = named.get("content-encoding")
+        if coding is not None and decoded(coding):
             self._decoder = BodyReader(coding, self._kept)
 
     def on_body(self, body: bytes) -> None:

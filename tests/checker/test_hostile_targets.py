@@ -144,8 +144,9 @@ def assert_outputs_valid_and_agreeing(ended: Ended, keys: tuple[str, str]) -> di
 @pytest.mark.parametrize("mode", ["early-hints", "big-listing"])
 def test_a_correct_server_sending_early_hints_or_a_4_mb_listing_is_conformant(tmp_path, mode):
     """A `103 Early Hints` before every answer (RFC 9110 section 15.2: not the answer), or a
-    listing of 4.1 MB of valid JSON (under the body bound: judged as the JSON it is), from the
-    double, correct in everything: a whole run, conformant."""
+    listing of 4.1 MB of valid JSON to every read of the main key (under the body bound: judged
+    as the JSON it is, in each of the run's 12 listing checks), from the double, correct in
+    everything: a whole run, conformant."""
     with hostile_target(mode) as (base_url, keys):
         ended = run_checker(base_url, keys, tmp_path / "reports")
     print(f"{mode}: {ended.describe()}")
