@@ -25,6 +25,8 @@ def category_problems(value: Any) -> list[str]:
     JSON Schema leaves `format: int64` unchecked and lets 1.0 pass as an integer: both are
     checked here, as the service's ids are int64 integers.
     """
+    if _plainly_a_category(value):
+        return []
     problems = [
         f"{'/'.join(map(str, error.absolute_path)) or 'the body'}: {error.message}"
         for error in _category_validator().iter_errors(value)
@@ -36,6 +38,22 @@ def category_problems(value: Any) -> list[str]:
         elif not INT64_MIN <= identifier <= INT64_MAX:
             problems.append(f"id: {identifier} is outside int64")
     return problems
+
+
+def _plainly_a_category(value: Any) -> bool:
+    """The schema's own test for the usual item, without the validator's cost per item (a
+    listing of 146,000 categories took 5 s of it): an object with an int64 `id`, a string
+    `name` and, where present, a string `description`. Anything else goes to the validator,
+    which says what is wrong."""
+    if type(value) is not dict:
+        return False
+    identifier, description = value.get("id"), value.get("description", "")
+    return (
+        type(identifier) is int
+        and INT64_MIN <= identifier <= INT64_MAX
+        and type(value.get("name")) is str
+        and type(description) is str
+    )
 
 
 def _not_json(exchange: Exchange) -> str:
