@@ -376,10 +376,11 @@ VARIANTS: dict[str, str] = {
 # than break a requirement; tests/checker/test_hostile_outputs.py holds the invariant each one
 # tests.
 HOSTILE: dict[str, str] = {
-    "echo-credentials-base64": (
+    "echo-credentials-encoded": (
         "Debug middleware echoes each request's credentials: the key and the Authorization "
-        "value in base64 and base64url headers, inside an encoded dump of the request, and in "
-        "a 201's body."
+        "value in base64 and base64url, hex, %XX of every byte and HTML character references "
+        "(decimal and hex), in headers, inside an encoded dump of the request, and in a 201's "
+        "body."
     ),
     "huge-number-ids": "Category ids are written as 1e999999, a JSON number no float holds.",
     "deep-nesting": "401 Error bodies carry an extra field of arrays nested 100,000 deep.",
