@@ -136,3 +136,25 @@ while True:
         received += chunk
 """
 )
+
+# Its request pipelined: hundreds in each write, on one connection, for ever, the answers read
+# and thrown away on a thread of their own, so the server is never held back by its writes.
+PIPELINES_REQUESTS = (
+    PREAMBLE
+    + """
+import threading
+sock = connect()
+
+def drain():
+    while sock.recv(1 << 20):
+        pass
+
+threading.Thread(target=drain, daemon=True).start()
+block = head("GET") * 500
+while True:
+    try:
+        sock.sendall(block)
+    except OSError:
+        sys.exit("the server closed the connection")
+"""
+)

@@ -165,3 +165,14 @@ def test_a_client_flooding_requests_is_stopped_at_the_request_limit(tmp_path):
     assert scenario["seconds"] < GIVE_UP_SECONDS, scenario  # before its time limit
     assert f"stopped after {MAX_REQUESTS} requests" in ended.output
     assert "CLI-NO-HAMMERING" in ended.statement()["failed_requirements"]
+
+
+def test_a_client_pipelining_requests_is_held_to_what_the_server_answers(tmp_path):
+    """Hundreds of requests a write, never waiting for an answer: the scenario server reads no
+    further while earlier ones wait (uvicorn would read on at every answer, queueing all it
+    read), so memory stays small; the client is stopped at the request limit and judged."""
+    ended = run_client(tmp_path, hostile_clients.PIPELINES_REQUESTS, "--scenario", "endless-429")
+    assert ended.status == 1, ended.describe()
+    scenario = scenario_entry(ended, "endless-429")
+    assert scenario["stopped_at_request_limit"], scenario
+    assert "CLI-NO-HAMMERING" in ended.statement()["failed_requirements"]
