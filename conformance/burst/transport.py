@@ -70,10 +70,14 @@ class SendFailed(Exception):
     """No response to a request: why, in one line."""
 
 
-Answer = tuple[int, list[tuple[str, str]], bytes, float, float]
+Parsed = tuple[int, list[tuple[str, str]], bytes, bool]
+"""A response as read: status, headers, body (up to what an exchange records), and whether that
+body is cut (`ResponseReader.cut`)."""
+Answer = tuple[int, list[tuple[str, str]], bytes, float, float, bool]
 """A response as a burst needs it: status, headers, body (up to what an exchange records), when
-its request was sent (epoch seconds) and how long it took. A plain tuple: a wave sent from other
-processes (`conformance.burst.processes`) brings its answers back pickled."""
+its request was sent (epoch seconds), how long it took, and whether its body is cut. A plain
+tuple: a wave sent from other processes (`conformance.burst.processes`) brings its answers back
+pickled."""
 
 
 class BurstRequest:
@@ -120,7 +124,7 @@ class Connection:
             try:
                 async with asyncio.timeout(self._timeout):
                     reader = self._reader or await self._open()
-                    status, headers, body = await reader.exchange(self._request.data)
+                    status, headers, body, cut = await reader.exchange(self._request.data)
                 break
             except NoResponse:
                 self.close()
@@ -143,7 +147,7 @@ class Connection:
         elapsed = time.perf_counter() - started
         if self._reader is not None and not self._reader.keep_alive:
             self.close()  # Connection: close, or HTTP/1.0: the next request needs a new one
-        return status, headers, body, started_at, elapsed
+        return status, headers, body, started_at, elapsed, cut
 
     async def _open(self) -> ResponseReader:
         host = self._request.url.host
@@ -184,10 +188,10 @@ class BurstConnection:
 def received(
     client: ConformanceClient, label: str, request: BurstRequest, answer: Answer
 ) -> Exchange:
-    status, headers, body, started_at, elapsed = answer
+    status, headers, body, started_at, elapsed, cut = answer
     text = body.decode("utf-8", errors="replace")
     times = (started_at, elapsed)
-    return client.burst.received(label, request.recorded, status, headers, text, times)
+    return client.burst.received(label, request.recorded, status, headers, text, times, cut)
 
 
 class ResponseReader(asyncio.Protocol):
@@ -196,7 +200,7 @@ class ResponseReader(asyncio.Protocol):
     def __init__(self) -> None:
         self._transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
-        self._waiter: asyncio.Future[tuple[int, list[tuple[str, str]], bytes]] | None = None
+        self._waiter: asyncio.Future[Parsed] | None = None
         self._lost = False
         self.keep_alive = True
         self._reset()
@@ -209,7 +213,7 @@ class ResponseReader(asyncio.Protocol):
         self._body_bytes = 0  # all of the body so far, kept or not
         self._framed = True  # Content-Length or chunked (else the body ends at the close)
 
-    async def exchange(self, request: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    async def exchange(self, request: bytes) -> Parsed:
         if self._lost or self._transport is None:
             raise NoResponse
         self._waiter = asyncio.get_running_loop().create_future()
@@ -271,8 +275,18 @@ class ResponseReader(asyncio.Protocol):
         except httptools.HttpParserError:
             return False
 
+    def cut(self) -> bool:
+        """Whether the body kept is less than the body as the checks would read it: only its
+        start was kept (a success's), or it came encoded (gzip), which this transport does not
+        decode."""
+        encoded = any(
+            name.lower() == "content-encoding" and value.strip().lower() not in ("", "identity")
+            for name, value in self._headers
+        )
+        return encoded or self._body_bytes > len(self._body)
+
     def _done(self) -> None:
-        result = (self._parser.get_status_code(), self._headers, bytes(self._body))
+        result = (self._parser.get_status_code(), self._headers, bytes(self._body), self.cut())
         waiter = self._waiter
         self._reset()
         if waiter is not None and not waiter.done():

@@ -109,11 +109,15 @@ class BurstHooks:
         headers: list[tuple[str, str]],
         text: str,
         times: tuple[float, float],
+        body_cut: bool = False,
     ) -> Exchange:
         """A burst's response: recorded, learnt from and checked like any other (no pacing:
-        a burst judges its own). `times` is when it was sent (epoch) and how long it took."""
+        a burst judges its own). `times` is when it was sent (epoch) and how long it took;
+        `body_cut`, that `text` is not the whole body as the checks would read it."""
         recorder = self._observer.recorder
-        exchange = recorder.record(label, sent, status, headers, text, *times, burst=True)
+        exchange = recorder.record(
+            label, sent, status, headers, text, *times, burst=True, body_cut=body_cut
+        )
         return self._observer.observe(label, exchange, False)
 
     def unreachable(self, url: str, reason: str) -> TargetUnreachable:

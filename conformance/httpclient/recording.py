@@ -54,6 +54,9 @@ class Exchange:
     too_large: int = (
         0  # the bound the body went past (conformance.httpclient.bounds): only that much read
     )
+    # Only the start of the body was kept, or it was kept as sent, still encoded (a burst's
+    # success, conformance.burst.transport): no check reads it as the whole body.
+    body_cut: bool = False
     _full_body: str = field(default="", repr=False, compare=False)
     # Made on first use: only a failure's evidence needs it, and a body that a shell line
     # cannot carry is then written to a file, which a passing run should not leave behind.
@@ -79,6 +82,11 @@ class Exchange:
         if self.too_large:
             raise ValueError(self.too_large_text())
         return strict_json.loads(self._full_body)
+
+    def same_body(self, other: Exchange) -> bool:
+        """Whether `other` holds this very body text (the recorder shares one text among
+        answers alike, as a burst's are): judged once, it is judged for both."""
+        return self._full_body is other._full_body
 
     def too_large_text(self) -> str:
         return f"a body of more than {self.too_large} bytes (read no further)"
@@ -187,6 +195,7 @@ class Recorder:
         elapsed: float,
         burst: bool = False,
         too_large: int = 0,
+        body_cut: bool = False,
     ) -> Exchange:
         redact = self._secrets.redact
         _, request_headers, url, request_body = self._shown(sent)
@@ -215,6 +224,7 @@ class Recorder:
             elapsed=elapsed,
             burst=burst,
             too_large=too_large,
+            body_cut=body_cut,
             _full_body=full_body,
             _curl=functools.partial(self._curl_line, sent, exchange_id),
         )

@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 
 from conformance.generation import utf16_length
-from conformance.judging.categories import category_problems, listed_categories
+from conformance.judging.categories import (
+    category_problems,
+    check_json_media_type,
+    listed_categories,
+)
 from conformance.judging.checks import expect, require
 from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
 from conformance.suite.throttling import skip_if_throttled
@@ -75,12 +79,7 @@ def create(client: Any, run: Any, body: dict[str, str]) -> tuple[Any, dict[str, 
         exchange,
     ):
         return exchange, None
-    expect(
-        "CAT-JSON-MEDIA-TYPE",
-        exchange.media_type() == "application/json",
-        f"the 201 of POST /categories should be application/json, got {exchange.media_type()}",
-        exchange,
-    )
+    check_json_media_type(exchange, "POST /categories")
     try:
         category = exchange.json()
     except ValueError:
@@ -153,12 +152,7 @@ def test_list_contains_every_created_category(client, run, created):
         f"GET /categories with a valid key must be answered 200, got {exchange.status}",
         exchange,
     )
-    expect(
-        "CAT-JSON-MEDIA-TYPE",
-        exchange.media_type() == "application/json",
-        f"the 200 of GET /categories should be application/json, got {exchange.media_type()}",
-        exchange,
-    )
+    check_json_media_type(exchange, "GET /categories")
     listed = listed_categories(exchange)
     if listed is None:
         return  # CAT-LIST-200 is recorded as failed; the plugin fails this test for it

@@ -34,7 +34,11 @@ from conformance import generation
 from conformance.generation import NO_BODY, Allowance, BodyVerdict, Expectation
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import ConformanceClient, Exchange
-from conformance.judging.categories import category_problems, listed_categories
+from conformance.judging.categories import (
+    category_problems,
+    check_json_media_type,
+    listed_categories,
+)
 from conformance.judging.checks import expect
 from conformance.judging.pets import announces_itself, served_a_pet
 
@@ -149,16 +153,6 @@ def check_documented_status(exchange: Exchange, operation: str, allowed: frozens
         "GEN-DOCUMENTED-STATUS",
         exchange.status in allowed,
         f"{operation} answers only {', '.join(map(str, sorted(allowed)))}; got {exchange.status}",
-        exchange,
-    )
-
-
-def check_json_media_type(exchange: Exchange, what: str) -> None:
-    expect(
-        "CAT-JSON-MEDIA-TYPE",
-        exchange.media_type() == "application/json",
-        f"the {exchange.status} of {what} should be application/json, "
-        f"got {exchange.header('Content-Type')!r}",
         exchange,
     )
 

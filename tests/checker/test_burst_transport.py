@@ -269,3 +269,26 @@ def test_a_429s_error_body_longer_than_what_a_report_shows_is_judged_whole(scrip
     assert refused.json() == error
     assert error_object_problem(refused) is None
     assert len(refused.response_body) == RESPONSE_BODY_LIMIT < len(body)
+
+
+def answered(body: bytes, extra: str = "") -> bytes:
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{extra}"
+    return (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+@pytest.mark.parametrize(
+    ("body", "extra", "cut"),
+    [
+        (b'[{"id":1,"name":"Dogs"}]', "", False),
+        (b"[" + b" " * RESPONSE_BODY_LIMIT + b"]", "", True),  # only its start is kept
+        (b"\x1f\x8b not decoded here", "Content-Encoding: gzip\r\n", True),
+    ],
+    ids=["whole", "longer-than-kept", "encoded"],
+)
+def test_a_success_whose_body_is_not_kept_whole_says_so(scripted, body, extra, cut):
+    """A burst keeps a success's body up to what a report shows and does not decode it: the
+    exchange says when that is not the body (no check reads it then as the listing)."""
+    server = scripted(lambda n: (answered(body, extra), False))
+    with client_for(server) as client:
+        [sent] = send_wave(client, "main", Wave(1, 1))
+    assert sent.body_cut is cut

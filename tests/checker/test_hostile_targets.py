@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from conformance.httpclient.bounds import MAX_BODY_BYTES, RESPONSE_SECONDS
-from tests.shared.checker_runs import new_keys
+from tests.shared.checker_runs import CheckerRun, assert_outputs_agree, new_keys
 from tests.shared.double import running_double
 from tests.shared.double.launcher import start_listening
 
@@ -123,14 +123,16 @@ def run_checker(
     return Ended(process.returncode, seconds, peak_mb, "".join(lines), report_dir)
 
 
-def assert_reports_valid(ended: Ended) -> dict:
+def assert_reports_valid(ended: Ended, keys: tuple[str, str] = ("", "")) -> dict:
     """conformance.json parses and agrees with the exit status, junit.xml is well-formed,
-    report.html is there."""
+    report.html is there, and the console, statement, HTML banner, badge and JUnit agree."""
     statement = ended.statement()
     assert statement["exit_status"] == ended.status, ended.describe()
     ElementTree.parse(ended.report_dir / "junit.xml")
     assert (ended.report_dir / "report.html").stat().st_size > 0
     assert "Traceback" not in ended.output, ended.describe()
+    run = CheckerRun(ended.status, statement, ended.output, ended.report_dir, keys, [])
+    assert_outputs_agree(run)
     return statement
 
 
@@ -146,6 +148,47 @@ def test_a_huge_body_is_read_only_up_to_the_bound(tmp_path, mode):
     statement = assert_reports_valid(ended)
     assert "CAT-LIST-200" in statement["failed_requirements"], ended.describe()
     assert f"a body of more than {MAX_BODY_BYTES} bytes" in ended.output, ended.describe()
+
+
+@pytest.mark.parametrize(
+    ("mode", "requirement", "said"),
+    [
+        ("unread-gzip-bomb", "CAT-LIST-200", f"a body of more than {MAX_BODY_BYTES} bytes"),
+        ("unread-not-json", "CAT-LIST-200", "a body that is not JSON"),
+        ("unread-bad-schema", "CAT-SCHEMA", "id: '7' is not of type 'integer'"),
+    ],
+)
+def test_a_listing_that_no_test_reads_is_judged_all_the_same(tmp_path, mode, requirement, said):
+    """The 200s of GET /categories that only probes read the headers of (the main key's after
+    the spare key's 429, the end of a detour) answered with a gzip bomb, a JSON text cut short,
+    a category with a string id: once conformant (exit 0), now failed on those very requests."""
+    with hostile_target(mode) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports")
+    print(f"{mode}: {ended.describe()}")
+    assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
+    assert ended.status == 1, ended.describe()
+    statement = assert_reports_valid(ended, keys)
+    assert statement["failed_requirements"] == [requirement], ended.describe()
+    failed = next(e for e in statement["requirements"] if e["id"] == requirement)
+    by_test = {evidence["test"]: evidence["message"] for evidence in failed["evidence"]}
+    probe = "test_rate_limits.py::test_exhaustion_429_retry_after_and_reset"
+    assert said in by_test.get(probe, ""), by_test
+    detour = "test_rate_limits.py::test_requests_count_against_one_limit"
+    if detour_sent(ended):
+        assert said in by_test.get(detour, ""), by_test
+
+
+def detour_sent(ended: Ended) -> bool:
+    """Whether the run sent a detour of its own (GET /categories, /store/orders, /categories on
+    the main key in a row, in the test of one count per caller)."""
+    har = json.loads((ended.report_dir / "exchanges.har").read_text(encoding="utf-8"))
+    paths = [
+        entry["request"]["url"].rsplit("/v1", 1)[-1]
+        for entry in har["log"]["entries"]
+        if entry.get("_keyLabel") == "main" and entry["request"]["method"] == "GET"
+    ]
+    detour = ["/categories", "/store/orders", "/categories"]
+    return any(paths[i : i + 3] == detour for i in range(len(paths)))
 
 
 @pytest.mark.parametrize("mode", ["trickle-body", "trickle-headers"])
