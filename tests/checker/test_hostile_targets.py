@@ -249,18 +249,25 @@ def test_a_target_refusing_everything_is_left_at_the_run_deadline(tmp_path):
     assert statement["bounds"]["run_deadline_seconds"] == deadline, statement["bounds"]
 
 
-def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
-    """SIGTERM while the run waits out back-off (as a CI time limit sends it): it stops
-    sending, writes every report, "no verdict: interrupted", exit 2 within seconds."""
-    signalled: list[float] = []
+def terminating_once_waiting(signalled: list[float]) -> Callable[[str, subprocess.Popen], None]:
+    """Send SIGTERM when the console first says the run waits (noting when)."""
 
     def terminate_once_waiting(line: str, process: subprocess.Popen) -> None:
         if "waiting" in line and not signalled:
             signalled.append(time.perf_counter())
             process.send_signal(signal.SIGTERM)
 
+    return terminate_once_waiting
+
+
+def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
+    """SIGTERM while the run waits out back-off (as a CI time limit sends it): it stops
+    sending, writes every report, "no verdict: interrupted", exit 2 within seconds."""
+    signalled: list[float] = []
     with hostile_target("refuse-all", after=2) as (base_url, keys):
-        ended = run_checker(base_url, keys, tmp_path / "reports", on_line=terminate_once_waiting)
+        ended = run_checker(
+            base_url, keys, tmp_path / "reports", on_line=terminating_once_waiting(signalled)
+        )
     assert signalled, ended.describe()
     after_signal = time.perf_counter() - signalled[0]
     print(f"SIGTERM: exit {ended.status} {after_signal:.1f} s after the signal; {ended.describe()}")
@@ -270,3 +277,24 @@ def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
     assert statement["verdict"] == "no verdict", ended.describe()
     assert "interrupted after" in statement["reason"], ended.describe()
     assert "SIGTERM" in statement["reason"], ended.describe()
+
+
+def test_sigterm_after_a_proven_failure_is_not_conformant(tmp_path):
+    """A MUST failure seen before the signal (X-RateLimit-Limit not the plan's, on the first
+    response) is proven all the same: not conformant, exit 1, saying it was interrupted and
+    that the rest was not tested (it was no verdict, exit 2)."""
+    signalled: list[float] = []
+    keys = new_keys()
+    specs = [f"{key}:free" for key in keys]
+    with running_double(specs, ["limit-not-plan"], minute_seconds=3.0) as base_url:
+        ended = run_checker(
+            base_url, keys, tmp_path / "reports", on_line=terminating_once_waiting(signalled)
+        )
+    assert signalled, ended.describe()
+    print(f"SIGTERM after a failure: {ended.describe()}")
+    assert ended.status == 1, ended.describe()
+    statement = assert_reports_valid(ended, keys)
+    assert "LIM-LIMIT-PLAN" in statement["failed_requirements"], ended.describe()
+    assert "stopped early, the rest not tested: interrupted after" in statement["reason"]
+    untested = [e for e in statement["requirements"] if e["outcome"] == "not-tested"]
+    assert any(e.get("reason", "").startswith("not run: interrupted after") for e in untested)
