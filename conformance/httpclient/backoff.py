@@ -286,6 +286,6 @@ class Pacer:
         """Record a non-429 response: the 429 streak ends; pace when the quota is reported spent."""
         with self._lock:
             self._state(label).consecutive_429s = 0
-        self.blanket.answered(label)
+        self.blanket.answered(label, self.clock.now())
         if proactive_wait is not None:
             self.block(label, proactive_wait, "X-RateLimit-Reset (Remaining reached 0)")

@@ -6,72 +6,85 @@ from the checker's address once a rate is passed (a 403 to every key and to requ
 one) and renews the block with each request refused. The first such refusal already fails
 LIM-429-WHEN-EXCEEDED (conformance.judging.fronts). Backing off from it only finds the block
 lapsed now and then, sends a few requests, and is blocked again: a run of many minutes that can
-only name that cause again. So once the front has refused every caller of the run (each key
-that sent, and requests without one), and the run spent most of a minute since its first
-refusal waiting out its refusals, the run stops, saying so: "not conformant" where that front's
-refusal failed a MUST, and what was not yet tested "not run" with this reason.
+only name that cause again. So once, over the last minute, the front refused every caller that
+sent (each key, and requests without one) and the run spent most of that minute waiting out its
+refusals, the run stops, saying so: "not conformant" where that front's refusal failed a MUST,
+and what was not yet tested "not run" with this reason.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 BLANKET_SECONDS = 60.0
-"""How long since a front's first refusal before its refusals may be taken for a blanket one: a
-minute, the longest window of a plan, which a limiter's own refusals do not outlast."""
+"""The stretch of the run a blanket refusal must fill: a minute, the longest window of a plan,
+which a limiter's own refusals do not outlast."""
 BLANKET_SHARE = 2 / 3
-"""The share of that time the run must have spent waiting out the front's refusals."""
+"""The share of that minute the run must have spent waiting out the front's refusals."""
 
 
 class Blanket:
-    """The front's refusals as the run met them, across every key label (thread-safe)."""
+    """The front's refusals as the run met them, across every key label (thread-safe), kept
+    for the last minute."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._first: float | None = None  # clock time of the front's first refusal
-        self._callers: set[str] = set()  # labels that sent since then
-        self._refused: dict[str, int] = {}  # labels the front refused, with its status
-        self._waits_until = 0.0  # the end of the latest wait a front's refusal imposed
-        self._waited = 0.0  # seconds of the clock covered by those waits (their union)
+        self._waits: deque[tuple[float, float]] = deque()  # (from, to) its refusals imposed
+        self._refused: dict[str, tuple[float, int]] = {}  # label: its latest (when, status)
+        self._answered: dict[str, float] = {}  # label: when it was last let through
 
-    def answered(self, label: str) -> None:
+    def answered(self, label: str, now: float) -> None:
         """A response that was no refusal: the label is a caller the front let through."""
         with self._lock:
             if self._first is not None:
-                self._callers.add(label)
+                self._answered[label] = now
 
     def refused(self, label: str, status: int, now: float, wait: float) -> None:
         """The front refused `label` with `status`; the label now waits `wait` s from `now`."""
         with self._lock:
             if self._first is None:
                 self._first = now
-            self._callers.add(label)
-            self._refused[label] = status
-            end = now + wait
-            self._waited += max(0.0, end - max(now, self._waits_until))
-            self._waits_until = max(self._waits_until, end)
+            self._refused[label] = (now, status)
+            self._waits.append((now, now + wait))
+            while self._waits and self._waits[0][1] < now - BLANKET_SECONDS:
+                self._waits.popleft()
 
     def reason(self, now: float) -> str | None:
         """Why the run stops waiting, once the front refuses every caller; None until then."""
         with self._lock:
-            if self._first is None or set(self._callers) - set(self._refused):
+            if self._first is None or now - self._first < BLANKET_SECONDS:
                 return None
-            since = now - self._first
-            waited = self._waited - max(0.0, self._waits_until - now)  # what has passed of it
-            if since < BLANKET_SECONDS or waited < BLANKET_SHARE * since:
+            since = now - BLANKET_SECONDS
+            callers = {label for label, at in self._answered.items() if at >= since}
+            refused = {label: s for label, (at, s) in self._refused.items() if at >= since}
+            waited = covered(self._waits, since, now)
+            if not refused or callers - set(refused) or waited < BLANKET_SHARE * BLANKET_SECONDS:
                 return None
-            statuses = "/".join(map(str, sorted(set(self._refused.values()))))
-            return (
-                f"a front refuses every caller of this run: {callers(self._refused)} were "
-                f"refused ({statuses}) by something in front of the service, and the run spent "
-                f"{waited:.0f} of the {since:.0f} s since its first refusal waiting them out"
-            )
+        statuses = "/".join(map(str, sorted(set(refused.values()))))
+        return (
+            f"a front refuses every caller of this run: {named(refused)} were refused "
+            f"({statuses}) by something in front of the service, and the run spent {waited:.0f} "
+            f"of the last {BLANKET_SECONDS:.0f} s waiting them out"
+        )
 
 
-def callers(labels: dict[str, int]) -> str:
+def covered(waits: deque[tuple[float, float]], since: float, now: float) -> float:
+    """Seconds of [since, now] that the waits cover (their union)."""
+    total, reached = 0.0, since
+    for start, end in sorted(waits):
+        start, end = max(start, reached), min(end, now)
+        if end > start:
+            total += end - start
+            reached = end
+    return total
+
+
+def named(labels: dict[str, int]) -> str:
     """`key 'main'`, `keys 'main' and 'spare' and requests without a key`."""
     keys = [f"'{label}'" for label in sorted(labels) if label != "none"]
     if not keys:
         return "requests without a key"
-    named = f"key {keys[0]}" if len(keys) == 1 else f"keys {', '.join(keys[:-1])} and {keys[-1]}"
-    return named + (" and requests without a key" if "none" in labels else "")
+    said = f"key {keys[0]}" if len(keys) == 1 else f"keys {', '.join(keys[:-1])} and {keys[-1]}"
+    return said + (" and requests without a key" if "none" in labels else "")
