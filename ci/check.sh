@@ -27,6 +27,13 @@ if [ ! "$statement" -nt "$started" ]; then
     statement=/nonexistent
 fi
 rm -f "$started"
+# For ci/attest.sh (the action's `attest` input): this job's own statement, or none.
+fresh="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/petstore-conformance-statement"
+if [ "$statement" != /nonexistent ]; then
+    printf '%s\n' "$statement" > "$fresh"
+else
+    rm -f "$fresh"
+fi
 summary_py="$(dirname "${BASH_SOURCE[0]}")/summary.py"
 verdict="$(python3 "$summary_py" verdict "$statement")"
 if [ -n "${GITHUB_OUTPUT:-}" ]; then

@@ -1,11 +1,13 @@
 """What a run concludes beyond its verdict, for nightly CI and vendor self-certification, and the
-evidence it leaves: the plugin's hooks call these four functions and nothing more.
+evidence it leaves: the plugin's hooks call these five functions and nothing more.
 
 - `conclude`: the baseline's judgement (`--expected-failures`), the comparison with the previous
   run (`--previous`), and the exit status they decide;
 - `write_evidence`: `exchanges.har` and `badge.svg` on every run, and the baseline of this run's
   failures when `--write-expected-failures` asks;
-- `write_package`: the zip of `--package`, once every report is on disk;
+- `write_attestation`: the signed in-toto attestation of `--sign-key`, once every report is on
+  disk;
+- `write_package`: the zip of `--package`, the attestation in it;
 - `console_lines`: what the terminal summary adds.
 """
 
@@ -19,7 +21,7 @@ from conformance.evidence import baseline, compare
 from conformance.evidence.conclusion import Conclusion
 from conformance.judging import checks
 from conformance.judging.verdict import Verdict
-from conformance.reports import badge, har, package
+from conformance.reports import attestation, badge, har, keys, package
 
 if TYPE_CHECKING:
     from conformance.run import Run
@@ -69,13 +71,34 @@ def cited() -> set[int]:
     }
 
 
+def baseline_used(run: Run):
+    """The expected-failures file the run was judged with, if any."""
+    return run.settings.expected_failures.path if run.settings.expected_failures else None
+
+
+def write_attestation(run: Run, conclusion: Conclusion) -> None:
+    settings = run.settings
+    if settings.sign_key is None:
+        return
+    try:
+        conclusion.attestation = attestation.write(
+            settings.report_dir, settings.sign_key, baseline_used(run)
+        )
+        conclusion.signed_by = keys.describe(settings.sign_key.public_key)
+    except (OSError, attestation.Unreadable) as error:
+        why = getattr(error, "strerror", None) or error
+        conclusion.attestation_error = f"cannot sign the reports: {why}"
+        conclusion.exit_status = 2
+
+
 def write_package(run: Run, conclusion: Conclusion) -> None:
     settings = run.settings
     if settings.package is None:
         return
-    used = settings.expected_failures.path if settings.expected_failures else None
     try:
-        conclusion.package = package.build(settings.package, settings.report_dir, used)
+        conclusion.package = package.build(
+            settings.package, settings.report_dir, baseline_used(run), conclusion.attestation
+        )
     except OSError as error:
         conclusion.package_error = f"cannot write {settings.package}: {error.strerror or error}"
         conclusion.exit_status = 2
@@ -85,6 +108,14 @@ def console_lines(conclusion: Conclusion) -> list[str]:
     lines = baseline.console_lines(conclusion.judgement)
     if conclusion.comparison is not None:
         lines += compare.lines(conclusion.comparison)
+    if conclusion.attestation_error is not None:
+        lines.append(f"attestation: {conclusion.attestation_error}")
+    if conclusion.attestation is not None:
+        lines.append(
+            f"attestation: {conclusion.attestation}, signed with the {conclusion.signed_by} "
+            f"(check it with petstore-conformance verify {conclusion.attestation.parent} --key "
+            "PUBLIC.pem)"
+        )
     if conclusion.package_error is not None:
         lines.append(f"package: {conclusion.package_error}")
     if conclusion.package is not None:

@@ -15,7 +15,7 @@ from conformance.clients import command as client_command
 from conformance.evidence import compare
 from conformance.judging import checks
 from conformance.plugin import HELP
-from conformance.reports import package
+from conformance.reports import attestation, verify
 from conformance.run import NoVerdict, open_run
 from conformance.settings import (
     ENVIRONMENT,
@@ -41,11 +41,17 @@ METAVARS = {
     "client_cert": "FILE",
     "client_key": "FILE",
     "user_agent": "TEXT",
+    "sign_key": "FILE",
 }
-# `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify FILE.zip`,
-# `petstore-conformance client --command CMD`: words no run option or pytest argument starts
-# with, so the run's own forms are unchanged.
-SUBCOMMANDS = {"compare": compare.main, "verify": package.main, "client": client_command.main}
+# `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify DIR_OR_ZIP`,
+# `petstore-conformance client --command CMD`, `petstore-conformance intoto DIR`: words no run
+# option or pytest argument starts with, so the run's own forms are unchanged.
+SUBCOMMANDS = {
+    "compare": compare.main,
+    "verify": verify.main,
+    "client": client_command.main,
+    "intoto": attestation.main,
+}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -62,8 +68,10 @@ def build_parser() -> OneLineParser:
         "--base-url it starts the bundled reference and certifies that. Options after `--` go "
         "to pytest. Every option also reads its environment variable.",
         epilog="Also: `petstore-conformance compare BEFORE AFTER` (what changed between two "
-        "runs), `petstore-conformance verify FILE.zip` (check a package) and "
-        "`petstore-conformance client --command CMD` (certify a client; see client --help).",
+        "runs), `petstore-conformance verify FILE.zip|DIR [--key PUBLIC.pem]` (check a package or "
+        "a signed report folder), `petstore-conformance client --command CMD` (certify a "
+        "client; see client --help) and `petstore-conformance intoto DIR` (a report folder's "
+        "in-toto Statement, unsigned, for another signer).",
     )
     for name, text in HELP.items():
         flag = "--" + name.replace("_", "-")

@@ -69,6 +69,8 @@ HELP = {
     "insecure": "do not verify the target's TLS certificate (stated in every report)",
     "user_agent": "the User-Agent every request sends (default petstore-conformance/VERSION; "
     "stated in every report)",
+    "sign_key": "PEM private key (Ed25519 or ECDSA P-256, unencrypted): sign the reports as an "
+    "in-toto attestation, conformance.intoto.jsonl in the report folder",
 }
 
 
@@ -343,6 +345,7 @@ def pytest_sessionfinish(session: pytest.Session):
     yield  # pytest-html and junitxml write their reports here
     if session.config.option.xmlpath:
         junit.agree(Path(session.config.option.xmlpath), state.verdict, state.conclusion)
+    certification.write_attestation(run, state.conclusion)
     certification.write_package(run, state.conclusion)
     session.exitstatus = state.conclusion.exit_status  # 2 if the package could not be written
 

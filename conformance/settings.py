@@ -8,12 +8,14 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from conformance import __version__
 from conformance.burst.spender import SPENDING_CEILING
 from conformance.evidence import baseline, compare
 from conformance.evidence.baseline import Baseline
 from conformance.httpclient.connection import TlsOptions
+from conformance.reports import keys
 
 # Requests per minute and per day of each published plan (interface document, Limits).
 PLANS: dict[str, tuple[int, int]] = {
@@ -49,6 +51,8 @@ ENVIRONMENT = {
     "client_key": "PETSTORE_CLIENT_KEY",
     "insecure": "PETSTORE_INSECURE",
     "user_agent": "PETSTORE_USER_AGENT",
+    # Signed evidence: the vendor's private key, read before any request, never written out.
+    "sign_key": "PETSTORE_SIGN_KEY",
 }
 # Options that are switches: given alone on the command line, "1", "true", "yes" or "on" in
 # the environment.
@@ -137,6 +141,9 @@ class Settings:
     client_key: Path | None = None
     insecure: bool = False  # the user's opt-out of certificate verification
     user_agent: str = DEFAULT_USER_AGENT
+    # The signer of --sign-key (securesystemslib's CryptoSigner): it holds the private key, so
+    # it is never shown, compared or written anywhere.
+    sign_key: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not USER_AGENT.fullmatch(self.user_agent) or not self.user_agent.strip():
@@ -248,13 +255,14 @@ FILES = {
     "ca_bundle": Path,
     "client_cert": Path,
     "client_key": Path,
+    "sign_key": keys.load_signer,
 }
 
 
 def read_file_option(name: str, path: Path):
     try:
         return FILES[name](path)
-    except ValueError as error:  # BaselineError, UnreadableStatement: one line each
+    except ValueError as error:  # BaselineError, UnreadableStatement, KeyFileError: one line
         raise SettingsError(str(error)) from None
 
 

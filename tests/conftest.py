@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
@@ -75,6 +76,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _missing("nginx is not installed (apt-get install nginx)")
     if item.get_closest_marker("haproxy") and haproxy_path() is None:
         _missing("haproxy is not installed (apt-get install haproxy)")
+    if item.get_closest_marker("java") and not (shutil.which("javac") and shutil.which("java")):
+        _missing("the JDK is not installed (apt-get install default-jdk-headless)")
 
 
 def _missing(reason: str) -> None:

@@ -7,9 +7,15 @@ an asyncio protocol and `httptools` (llhttp, the C parser of Node.js, which uvic
 the request's bytes are built once; each response is parsed in full (Content-Length, chunked,
 or up to the close; a refusal's or an error's body is kept whole, for the checks read all of
 it (a 429's Error object of 8 KB), a success's up to what an exchange records, the rest read and
-discarded; one past `conformance.httpclient.bounds.MAX_BODY_BYTES` is not read further), and one
-that cannot be parsed, or is cut short, is an error, never a success.
+discarded), and one that cannot be parsed, or is cut short, is an error, never a success.
 Measured on the reference: h11 took 90 us a response, httptools 2 us.
+
+Every part of a response is bounded (`conformance.httpclient.bounds`): interim (1xx) responses
+are skipped, MAX_INTERIM_RESPONSES of them at most (RFC 9110 section 15.2); its framing (heads,
+chunk-size lines and their extensions, trailers) is counted as it comes, up to
+MAX_FRAMING_BYTES; its body, up to MAX_BODY_BYTES. A response past a bound once its status is
+known is answered as it is, marked as cut there (judged as what it is, not "cannot reach"), and
+its connection closed; a head past it, or endless interim responses, are no response.
 
 What the client promises holds the same way, because the client does it: each request counts
 against its budget before it goes, and each response is recorded redacted, learnt from and
@@ -29,7 +35,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httptools
 import httpx
 
-from conformance.httpclient.bounds import MAX_BODY_BYTES
+from conformance.httpclient.bounds import (
+    BODY,
+    FRAMING,
+    MAX_BODY_BYTES,
+    MAX_FRAMING_BYTES,
+    MAX_INTERIM_RESPONSES,
+    BodyReader,
+    BodyTooLarge,
+    decoded,
+)
 from conformance.httpclient.client import ConformanceClient
 from conformance.httpclient.failures import failure_reason
 from conformance.httpclient.recording import RESPONSE_BODY_LIMIT, Exchange, Sent
@@ -46,8 +61,9 @@ class Unreadable(Exception):
     """The response is not HTTP/1.1 as RFC 9112 defines it, or was cut short."""
 
 
-class TooLarge(Exception):
-    """A body past MAX_BODY_BYTES: read no further, the connection closed."""
+class HeadTooLarge(Exception):
+    """No final status within the bounds: a head past MAX_FRAMING_BYTES, or more interim
+    responses than MAX_INTERIM_RESPONSES. Read no further, the connection closed."""
 
 
 @contextlib.asynccontextmanager
@@ -70,14 +86,14 @@ class SendFailed(Exception):
     """No response to a request: why, in one line."""
 
 
-Parsed = tuple[int, list[tuple[str, str]], bytes, bool]
-"""A response as read: status, headers, body (up to what an exchange records), and whether that
-body is cut (`ResponseReader.cut`)."""
-Answer = tuple[int, list[tuple[str, str]], bytes, float, float, bool]
+Cut = tuple[int, str] | None
+"""Where a response was cut: the bound it went past and what went past it (`bounds.BODY` or
+`bounds.FRAMING`); None for a response read whole."""
+Answer = tuple[int, list[tuple[str, str]], bytes, float, float, Cut, bool]
 """A response as a burst needs it: status, headers, body (up to what an exchange records), when
-its request was sent (epoch seconds), how long it took, and whether its body is cut. A plain
-tuple: a wave sent from other processes (`conformance.burst.processes`) brings its answers back
-pickled."""
+its request was sent (epoch seconds), how long it took, where it was cut, and whether the body
+was kept only in part (`ResponseReader.partial`). A plain tuple: a wave sent from other processes
+(`conformance.burst.processes`) brings its answers back pickled."""
 
 
 class BurstRequest:
@@ -124,7 +140,7 @@ class Connection:
             try:
                 async with asyncio.timeout(self._timeout):
                     reader = self._reader or await self._open()
-                    status, headers, body, cut = await reader.exchange(self._request.data)
+                    status, headers, body, cut, partial = await reader.exchange(self._request.data)
                 break
             except NoResponse:
                 self.close()
@@ -137,9 +153,9 @@ class Connection:
             except Unreadable as error:
                 self.close()
                 reason = f"the response is not valid HTTP/1.1 ({error})"
-            except TooLarge:
+            except HeadTooLarge as error:
                 self.close()
-                reason = f"a body of more than {MAX_BODY_BYTES} bytes (read no further)"
+                reason = str(error)
             except OSError as error:
                 self.close()
                 reason = failure_reason(error)
@@ -147,7 +163,7 @@ class Connection:
         elapsed = time.perf_counter() - started
         if self._reader is not None and not self._reader.keep_alive:
             self.close()  # Connection: close, or HTTP/1.0: the next request needs a new one
-        return status, headers, body, started_at, elapsed, cut
+        return status, headers, body, started_at, elapsed, cut, partial
 
     async def _open(self) -> ResponseReader:
         host = self._request.url.host
@@ -188,14 +204,20 @@ class BurstConnection:
 def received(
     client: ConformanceClient, label: str, request: BurstRequest, answer: Answer
 ) -> Exchange:
-    status, headers, body, started_at, elapsed, cut = answer
+    status, headers, body, started_at, elapsed, cut, partial = answer
     text = body.decode("utf-8", errors="replace")
     times = (started_at, elapsed)
-    return client.burst.received(label, request.recorded, status, headers, text, times, cut)
+    return client.burst.received(
+        label, request.recorded, status, headers, text, times, cut, body_cut=partial
+    )
+
+
+Parsed = tuple[int, list[tuple[str, str]], bytes, Cut, bool]
 
 
 class ResponseReader(asyncio.Protocol):
-    """One connection's bytes in, one response at a time out, parsed by llhttp."""
+    """One connection's bytes in, one response at a time out, parsed by llhttp, every part of
+    it counted against its bound."""
 
     def __init__(self) -> None:
         self._transport: asyncio.Transport | None = None
@@ -203,13 +225,26 @@ class ResponseReader(asyncio.Protocol):
         self._waiter: asyncio.Future[Parsed] | None = None
         self._lost = False
         self.keep_alive = True
+        self._responses = 0  # responses begun on this connection
         self._reset()
 
     def _reset(self) -> None:
         self._started = False  # a byte of the response arrived
+        self._responses += 1
+        self._interim = 0  # 1xx responses skipped before it
+        self._framing = 0  # its bytes that are not body: heads, chunk-size lines, trailers
+        self._new_head()
+
+    def _new_head(self) -> None:
+        self._final = False  # the final response's head is complete
+        self._status = 0
         self._headers: list[tuple[str, str]] = []
         self._body = bytearray()
         self._kept = MAX_BODY_BYTES
+        self._decoder: BodyReader | None = None  # a gzip or deflate body's, while it is kept
+        # Only the start of the body is kept (a success's), or it is kept in a coding not
+        # decoded here: what is kept is not the body the checks would read.
+        self.partial = False
         self._body_bytes = 0  # all of the body so far, kept or not
         self._framed = True  # Content-Length or chunked (else the body ends at the close)
 
@@ -227,16 +262,28 @@ class ResponseReader(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._started = True
+        response, body_before = self._responses, self._body_bytes
         try:
             self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self.keep_alive = False  # after a 101 the connection speaks another protocol
+            self.close()
+            return
         except httptools.HttpParserError as error:
             self._fail(Unreadable(str(error) or type(error).__name__))
+            return
+        if self._responses == response and self._transport is not None:
+            # Still the same response: what of these bytes was not body was framing (the
+            # overshoot is one read at most).
+            self._framing += len(data) - (self._body_bytes - body_before)
+            if self._framing > MAX_FRAMING_BYTES:
+                self._cut(MAX_FRAMING_BYTES, FRAMING)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
         if not self._started:
             self._fail(NoResponse())
-        elif not self._framed and self._status_known():
+        elif not self._framed and self._final:
             self._done()  # a body delimited by the close (RFC 9112 section 6.3) is complete
         else:
             self._fail(Unreadable("the connection closed before the response ended"))
@@ -244,61 +291,91 @@ class ResponseReader(asyncio.Protocol):
     # llhttp's side
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name.decode("latin-1"), value.decode("latin-1")))
+        if not self._final:  # a trailer field is read (and bounded), not kept
+            self._headers.append((name.decode("latin-1"), value.decode("latin-1")))
 
     def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200 and status != 101:
+            return  # an interim response: its end is its message's (on_message_complete)
+        self._final, self._status = True, status
         # A burst's successes (thousands alike) are judged by status and headers only, and
         # copying and redacting whole listings would cost CPU a wave has not; a refusal or an
         # error is judged by its body, all of it.
-        success = 200 <= self._parser.get_status_code() < 300
-        self._kept = RESPONSE_BODY_LIMIT if success else MAX_BODY_BYTES
-        framing = {name.lower() for name, _ in self._headers}
-        self._framed = bool(framing & {"content-length", "transfer-encoding"})
+        self._kept = RESPONSE_BODY_LIMIT if 200 <= status < 300 else MAX_BODY_BYTES
+        named = {name.lower(): value for name, value in self._headers}
+        self._framed = "content-length" in named or "transfer-encoding" in named
+        # The request asks for gzip and deflate, as the client's do: what is kept is decoded,
+        # as httpx's path decodes it, within the same bound.
+        coding = named.get("content-encoding")
+        if coding is not None and decoded(coding):
+            self._decoder = BodyReader(coding, self._kept)
+        elif coding is not None and coding.strip().lower() not in ("", "identity"):
+            self.partial = True
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
+        if self._decoder is not None:
+            self._decode(body)
+        else:
+            self._body += body[: max(0, self._kept - len(self._body))]
+            self.partial = self.partial or self._body_bytes > len(self._body)
         if self._body_bytes > MAX_BODY_BYTES:
-            self._fail(TooLarge())
-            self.close()
-            return
-        self._body += body[: max(0, self._kept - len(self._body))]
+            self._cut(MAX_BODY_BYTES, BODY)
+
+    def _decode(self, body: bytes) -> None:
+        try:
+            self._decoder.feed(body)  # type: ignore[union-attr]
+        except BodyTooLarge as error:
+            self._decoder = None
+            self._body = bytearray(error.body)
+            if self._kept == MAX_BODY_BYTES:  # a refusal's body, inflating past the bound
+                self._cut(MAX_BODY_BYTES, BODY)
+            # a success's: what an exchange shows is kept, the rest read and discarded
+            self.partial = True
+        except httpx.DecodingError as error:
+            self._decoder = None
+            self._fail(Unreadable(str(error)))
 
     def on_message_complete(self) -> None:
-        self.keep_alive = self._parser.should_keep_alive()
+        if not self._final:  # an interim response, skipped (RFC 9110 section 15.2)
+            self._interim += 1
+            if self._interim > MAX_INTERIM_RESPONSES:
+                self._fail(HeadTooLarge(f"more than {MAX_INTERIM_RESPONSES} interim responses"))
+            self._new_head()
+            return
+        self.keep_alive = self._parser.should_keep_alive() and self._status != 101
         self._done()
 
     # ours
 
-    def _status_known(self) -> bool:
-        try:
-            return self._parser.get_status_code() > 0
-        except httptools.HttpParserError:
-            return False
-
-    def cut(self) -> bool:
-        """Whether the body kept is less than the body as the checks would read it: only its
-        start was kept (a success's), or it came encoded (gzip), which this transport does not
-        decode."""
-        encoded = any(
-            name.lower() == "content-encoding" and value.strip().lower() not in ("", "identity")
-            for name, value in self._headers
-        )
-        return encoded or self._body_bytes > len(self._body)
-
-    def _done(self) -> None:
-        result = (self._parser.get_status_code(), self._headers, bytes(self._body), self.cut())
+    def _done(self, cut: Cut = None) -> None:
+        body = self._decoder.body if self._decoder is not None else bytes(self._body)
+        result = (self._status, self._headers, body, cut, self.partial)
         waiter = self._waiter
         self._reset()
         if waiter is not None and not waiter.done():
             waiter.set_result(result)
         self._waiter = None
 
+    def _cut(self, bound: int, what: str) -> None:
+        """Past a bound: the response as it is, where its status is known; no response where
+        it is not. Either way the connection is read no further."""
+        self.keep_alive = False
+        if self._final:
+            self._done((bound, what))
+        else:
+            self._fail(HeadTooLarge(f"a response head of more than {bound} bytes"))
+        self.close()
+
     def _fail(self, error: Exception) -> None:
         self.keep_alive = False
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_exception(error)
         self._waiter = None
+        self.close()
 
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()
+        self._transport = None

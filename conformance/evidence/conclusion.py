@@ -24,6 +24,9 @@ class Conclusion:
     undecided: str | None = None  # why there would be no verdict with the failures excused
     package: Path | None = None  # written after the reports
     package_error: str | None = None
+    attestation: Path | None = None  # the signed envelope, written after the reports
+    attestation_error: str | None = None
+    signed_by: str | None = None  # the public key's kind and id, for the console
 
     @property
     def result(self) -> str:
@@ -42,7 +45,7 @@ class Conclusion:
         """Why a run the verdict decided ends with no verdict all the same."""
         if self.result != NO_VERDICT or self.verdict == NO_VERDICT:
             return None
-        return self.package_error or self.undecided
+        return self.package_error or self.attestation_error or self.undecided
 
     def statement_fields(self) -> dict:
         """Added to `conformance.json`; `exit_status` replaces the verdict's own."""

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 from conformance.httpclient import responses, sessions
+from conformance.httpclient.bounds import BODY, response_tally
 from conformance.httpclient.budget import Budget
 from conformance.httpclient.failures import Failures, TargetUnreachable, may_resend
 from conformance.httpclient.observing import Observer
@@ -75,8 +76,9 @@ class BurstHooks:
             started_at, started = time.time(), time.perf_counter()
             try:
                 async with asyncio.timeout(self._response_seconds):
-                    response = await session.send(request, stream=True)
-                    body = await responses.read_async(response)
+                    with response_tally():
+                        response = await session.send(request, stream=True)
+                        body = await responses.read_async(response)
                 break
             except httpx.TransportError as error:
                 if attempt == 1 and may_resend(error, request):
@@ -109,14 +111,26 @@ class BurstHooks:
         headers: list[tuple[str, str]],
         text: str,
         times: tuple[float, float],
+        cut: tuple[int, str] | None = None,
         body_cut: bool = False,
     ) -> Exchange:
         """A burst's response: recorded, learnt from and checked like any other (no pacing:
         a burst judges its own). `times` is when it was sent (epoch) and how long it took;
-        `body_cut`, that `text` is not the whole body as the checks would read it."""
+        `cut`, the bound it went past and what went past it, where it did; `body_cut`, that
+        `text` is not the whole body as the checks would read it (a success kept in part)."""
         recorder = self._observer.recorder
+        too_large, what = cut or (0, BODY)
         exchange = recorder.record(
-            label, sent, status, headers, text, *times, burst=True, body_cut=body_cut
+            label,
+            sent,
+            status,
+            headers,
+            text,
+            *times,
+            burst=True,
+            too_large=too_large,
+            too_large_what=what,
+            body_cut=body_cut,
         )
         return self._observer.observe(label, exchange, False)
 

@@ -7,7 +7,7 @@ import re
 
 import httpx
 
-from conformance.httpclient.bounds import ResponseTooSlow, too_slow_message
+from conformance.httpclient.bounds import ResponseTooSlow, framing_went_past, too_slow_message
 from conformance.httpclient.connection import explain_failure, without_credentials
 from conformance.httpclient.redaction import Secrets
 
@@ -33,6 +33,11 @@ def may_resend(error: httpx.TransportError, request: httpx.Request) -> bool:
 def _unreachable_reason(error: httpx.TransportError, timeout: float) -> str:
     if isinstance(error, httpx.TimeoutException):
         return f"no response within {timeout:g} s ({type(error).__name__})"
+    if bound := framing_went_past(error):
+        return (
+            f"a response head (status line and header fields, interim responses' included) "
+            f"of more than {bound} bytes (read no further)"
+        )
     return failure_reason(error)
 
 

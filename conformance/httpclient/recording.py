@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import strict_json
+from conformance.httpclient.bounds import BODY
 from conformance.httpclient.redaction import (
     CONTROL_BYTES,
     Secrets,
@@ -28,8 +29,10 @@ from conformance.httpclient.redaction import (
 
 REQUEST_BODY_LIMIT = 2000
 RESPONSE_BODY_LIMIT = 4000
-CURL_SKIPPED_HEADERS = {"host", "content-length", "connection", "accept-encoding"}
-"""Headers curl sets itself; Accept-Encoding is left out so that curl prints a readable body."""
+CURL_SKIPPED_HEADERS = {"host", "content-length", "accept-encoding"}
+"""Headers curl sets itself; Accept-Encoding is left out so that curl prints a readable body.
+`Connection: keep-alive` is curl's own too; a Connection that names more (an upgrade offer's
+`Upgrade, HTTP2-Settings`) is part of what the request said, and stays."""
 
 
 CURL_BODY_LIMIT = 8_192
@@ -54,8 +57,9 @@ class Exchange:
     too_large: int = (
         0  # the bound the body went past (conformance.httpclient.bounds): only that much read
     )
-    # Only the start of the body was kept, or it was kept as sent, still encoded (a burst's
-    # success, conformance.burst.transport): no check reads it as the whole body.
+    too_large_what: str = BODY  # or its FRAMING: what went past `too_large`
+    # Only the start of the body was kept, or it was kept encoded in a coding the checker does
+    # not decode (a burst's success, conformance.burst.transport): not read as the whole body.
     body_cut: bool = False
     _full_body: str = field(default="", repr=False, compare=False)
     # Made on first use: only a failure's evidence needs it, and a body that a shell line
@@ -89,7 +93,7 @@ class Exchange:
         return self._full_body is other._full_body
 
     def too_large_text(self) -> str:
-        return f"a body of more than {self.too_large} bytes (read no further)"
+        return f"{self.too_large_what} of more than {self.too_large} bytes (read no further)"
 
     def media_type(self) -> str | None:
         """Content-Type without parameters, lower-cased: `; charset=utf-8` must not fail a check."""
@@ -195,6 +199,7 @@ class Recorder:
         elapsed: float,
         burst: bool = False,
         too_large: int = 0,
+        too_large_what: str = BODY,
         body_cut: bool = False,
     ) -> Exchange:
         redact = self._secrets.redact
@@ -224,6 +229,7 @@ class Recorder:
             elapsed=elapsed,
             burst=burst,
             too_large=too_large,
+            too_large_what=too_large_what,
             body_cut=body_cut,
             _full_body=full_body,
             _curl=functools.partial(self._curl_line, sent, exchange_id),
@@ -257,7 +263,7 @@ class Recorder:
         word = self._secrets.shell_word
         parts = ["curl", "-i", *self._curl_options, "-X", shlex.quote(sent.method), word(sent.url)]
         for name, value in sent.headers:
-            if name.lower() not in CURL_SKIPPED_HEADERS:
+            if name.lower() not in CURL_SKIPPED_HEADERS and not _keep_alive(name, value):
                 parts += ["-H", word(f"{name}: {value}")]
         if sent.content:
             parts += ["--data-binary", self._curl_body(sent.content, exchange_id)]
@@ -279,3 +285,7 @@ class Recorder:
         path = self._body_dir / f"request-{exchange_id}.bin"
         path.write_bytes(self._secrets.redact_bytes(raw))
         return "@" + shlex.quote(str(path))
+
+
+def _keep_alive(name: str, value: str) -> bool:
+    return name.lower() == "connection" and value.strip().lower() == "keep-alive"

@@ -10,24 +10,39 @@ from dataclasses import dataclass
 
 import httpx
 
-from conformance.httpclient.bounds import MAX_BODY_BYTES, BodyReader, BodyTooLarge, read_body
+from conformance.httpclient.bounds import (
+    BODY,
+    FRAMING,
+    MAX_BODY_BYTES,
+    BodyReader,
+    BodyTooLarge,
+    framing_went_past,
+)
 from conformance.httpclient.recording import Exchange, Recorder, Sent
 
 
 @dataclass(frozen=True)
 class Body:
-    """A response body as read: all of it, or its first MAX_BODY_BYTES (`too_large`)."""
+    """A response body as read: all of it, or what came before a bound (`too_large`, the
+    bound; `what` went past it: the body, or its chunked framing)."""
 
     content: bytes
-    too_large: bool
+    too_large: int = 0
+    what: str = BODY
 
 
 def read(response: httpx.Response) -> Body:
     """The body of a streamed response (the caller closes it)."""
+    chunks, coding = _raw_body(response)
+    reader = BodyReader(coding)
     try:
-        return Body(read_body(*_raw_body(response)), False)
+        for chunk in chunks:
+            reader.feed(chunk)
     except BodyTooLarge as error:
-        return Body(error.body, True)
+        return Body(error.body, MAX_BODY_BYTES)
+    except httpx.RemoteProtocolError as error:
+        return _cut_framing(reader, error)
+    return Body(reader.body)
 
 
 async def read_async(response: httpx.Response) -> Body:
@@ -41,10 +56,21 @@ async def read_async(response: httpx.Response) -> Body:
             async for chunk in response.aiter_raw():
                 reader.feed(chunk)
     except BodyTooLarge as error:
-        return Body(error.body, True)
+        return Body(error.body, MAX_BODY_BYTES)
+    except httpx.RemoteProtocolError as error:
+        return _cut_framing(reader, error)
     finally:
         await response.aclose()
-    return Body(reader.body, False)
+    return Body(reader.body)
+
+
+def _cut_framing(reader: BodyReader, error: httpx.RemoteProtocolError) -> Body:
+    """A body whose chunked framing went past its bound: what came of it, judged as cut (its
+    status and headers came whole). Any other protocol error is no response."""
+    bound = framing_went_past(error)
+    if not bound:
+        raise error
+    return Body(reader.body, bound, FRAMING)
 
 
 def record(
@@ -64,7 +90,6 @@ def record(
     )
     headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]
     text = body.content.decode(_charset(response), errors="replace")
-    too_large = MAX_BODY_BYTES if body.too_large else 0
     return recorder.record(
         label,
         sent,
@@ -73,7 +98,8 @@ def record(
         text,
         started_at,
         elapsed,
-        too_large=too_large,
+        too_large=body.too_large,
+        too_large_what=body.what,
     )
 
 

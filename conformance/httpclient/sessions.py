@@ -48,12 +48,16 @@ def async_session(
     headers: dict[str, str],
     connections: int,
 ) -> httpx.AsyncClient:
-    """A burst's session, with as many connections as the burst sends at once."""
+    """A burst's session, with as many connections as the burst sends at once; its own
+    bounded transport where none is given (tests give one)."""
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    shared = alike(timeout, headers)
-    return httpx.AsyncClient(
-        transport=transport, verify=ssl_context, proxy=proxy, limits=limits, **shared
-    )
+    if transport is None:
+        transport = bound_transport(
+            httpx.AsyncHTTPTransport(
+                verify=ssl_context, proxy=proxy, trust_env=False, limits=limits
+            )
+        )
+    return httpx.AsyncClient(transport=transport, **alike(timeout, headers))
 
 
 def alike(timeout: float, headers: dict[str, str]) -> dict:

@@ -14,7 +14,9 @@ shown under the failure in the console, the HTML report and conformance.json. Th
   before the handler runs: the limiter or header middleware runs after the router, the body
   parser or the auth layer;
 - a limit that counts per endpoint: the limiter is keyed by the request path;
-- a 5xx where a requirement wanted a 4xx: the server failed on the input instead of refusing it.
+- a 5xx where a requirement wanted a 4xx: the server failed on the input instead of refusing it;
+- a create refused for its body only when it offered an h2c upgrade: a server that drops the body
+  of a request offering an upgrade it does not take (uvicorn with httptools).
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ def hints_for(
             "path (the default of slowapi and of many gateways); key it by the caller's API key, "
             "so that every endpoint and method draws on the one limit of the plan"
         )
+    if outcome.requirement.id == "CAT-CREATE-H2C-OFFER":
+        found.append(upgrade_offer_hint([e for e in failing if not service.unlike(e)]))
     if outcome.requirement.id != "GEN-NO-SERVER-ERROR":
         # A proxy's 5xx says nothing about how the service handled the input.
         found.append(crash_hint([e for e in failing if not service.unlike(e)]))
@@ -180,6 +184,29 @@ def middleware_order_hint(failing: list[Exchange], exchanges: list[Exchange]) ->
         f"{plural(bare)}: the limiter or the header middleware probably runs after "
         f"{' and '.join(layers)}, which answer{'s' if len(layers) == 1 else ''} before it. "
         "Make it the outermost layer, so that every response passes through it"
+    )
+
+
+def upgrade_offer_hint(failing: list[Exchange]) -> str | None:
+    """A create refused for its body when it offered an upgrade: the body was dropped."""
+    refused = [exchange for exchange in failing if exchange.status in (400, 411, 415, 422)]
+    if not refused:
+        return None
+    first = refused[0]
+    server = first.header("Server") or ""
+    known = (
+        f"`Server: {server}`: uvicorn" if "uvicorn" in server.lower() else "A known cause: uvicorn"
+    )
+    return (
+        f"the {first.status} says the body of the create is missing or unreadable, though it "
+        "was sent as to the creates that were served: the server probably stops reading a "
+        "request at the end of its head when it offers an upgrade (Connection: Upgrade, "
+        "Upgrade: h2c) and then serves it without its body, instead of ignoring the offer. "
+        f"{known} with httptools (what uvicorn[standard] installs, as FastAPI's documentation "
+        "recommends) does this: uvicorn issue 2722 and httptools issue 124, open upstream. "
+        "Until they are fixed, serve with uvicorn's h11 protocol (`uvicorn --http h11`, "
+        "`uvicorn.Config(app, http=\"h11\")`). Java's HttpClient, Spring's RestClient and "
+        "curl --http2 send this offer"
     )
 
 

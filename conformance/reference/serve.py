@@ -20,6 +20,7 @@ import uvicorn
 from conformance.reference.app import SETTINGS_ENVIRONMENT_VARIABLE, Settings, create_app
 from conformance.reference.auth import KeyRing
 from conformance.reference.plans import parse_key_spec
+from conformance.reference.upgrade_offers import HttpToolsServingUpgradeOffers
 
 ANNOUNCEMENT = "petstore-reference listening on {base_url}"
 
@@ -70,6 +71,8 @@ def _config(app: object, *, quiet: bool, workers: int = 1, keep_alive: int = 5) 
     return uvicorn.Config(
         app,  # type: ignore[arg-type]
         timeout_keep_alive=keep_alive,
+        # httptools, but a request offering an upgrade (Java's HttpClient: h2c) is served whole
+        http=HttpToolsServingUpgradeOffers,
         factory=isinstance(app, str),
         workers=workers,
         lifespan="on",

@@ -1,5 +1,6 @@
 """Evidence a vendor can hand over: `--package FILE.zip` bundles the run's reports with a
-`manifest.json`, and `petstore-conformance verify FILE.zip` checks such a package.
+`manifest.json`, and `petstore-conformance verify FILE.zip` (conformance.reports.verify) checks
+such a package.
 
 What the hashes prove is integrity, not identity: that every file is the one the manifest lists,
 with nothing changed, added or removed since packaging. They do not prove who ran the checker,
@@ -13,7 +14,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -53,13 +53,18 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build(zip_path: Path, report_dir: Path, baseline: Path | None = None) -> Path:
-    """Write the package; it replaces `zip_path` only once complete."""
+def build(
+    zip_path: Path, report_dir: Path, baseline: Path | None = None, envelope: Path | None = None
+) -> Path:
+    """Write the package; it replaces `zip_path` only once complete. `envelope`: the run's
+    signed attestation (conformance.reports.attestation), packaged under its own name."""
     files = {
         name: (report_dir / name).read_bytes() for name in REPORTS if (report_dir / name).is_file()
     }
     if baseline is not None:
         files[BASELINE] = baseline.read_bytes()
+    if envelope is not None:
+        files[envelope.name] = envelope.read_bytes()
     statement = json.loads(files[STATEMENT])
     manifest = {
         "format": FORMAT,
@@ -266,15 +271,3 @@ def connection_note(statement: dict) -> list[str]:
     if fields.get("insecure"):
         line = f"warning: {connection.INSECURE_WARNING}; {line}"
     return [line]
-
-
-def main(args: list[str]) -> int:
-    if len(args) != 1 or args[0].startswith("-"):
-        print("petstore-conformance: usage: petstore-conformance verify FILE.zip", file=sys.stderr)
-        return UNREADABLE
-    status, lines = verify(Path(args[0]))
-    stream = sys.stderr if status == UNREADABLE else sys.stdout
-    prefix = "petstore-conformance: " if status == UNREADABLE else ""
-    for line in lines:
-        print(prefix + line, file=stream)
-    return status

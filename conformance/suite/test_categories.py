@@ -6,7 +6,11 @@ starts with the run's prefix (`run.unique_name`) so that operators can find what
 Extra fields in responses are allowed; `description` may be missing from a response only when
 it was not sent.
 
-Requests: 9 creates + 1 list = 10 (the list test creates one more only when run on its own).
+A create that also offers a cleartext HTTP/2 upgrade, as Java's HttpClient and `curl --http2`
+send it, must be served like any other (RFC 9110 section 7.8 lets a server ignore the offer).
+
+Requests: 10 creates + 1 list = 11 (the list test, and the offer's, create one more only when
+run on its own).
 """
 
 from __future__ import annotations
@@ -21,12 +25,20 @@ from conformance.judging.categories import (
     check_json_media_type,
     listed_categories,
 )
-from conformance.judging.checks import expect, require
+from conformance.judging.checks import cannot_check, expect, require
 from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
 from conformance.suite.throttling import skip_if_throttled
 
 EXACT_LIMIT_CASE = f"exactly-{NAME_LIMIT}-characters"
 CASES = [*LEGITIMATE_NAMES, EXACT_LIMIT_CASE]
+# What Java's HttpClient (its default version, HTTP/2, on an http:// address), Spring's
+# RestClient and `curl --http2` add to an ordinary request: an offer to go on in HTTP/2.
+# The settings are curl's (100 streams, a 1 GiB window, no push).
+H2C_OFFER = {
+    "Connection": "Upgrade, HTTP2-Settings",
+    "Upgrade": "h2c",
+    "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA",
+}
 
 
 def new_category(run: Any, case: str) -> dict[str, str]:
@@ -117,6 +129,46 @@ def test_legitimate_name_is_created_and_echoed(client, run, created, case):
             f"{body['description']!r}, got {category.get('description', '(absent)')!r}",
             exchange,
         )
+
+
+OFFERED_CASE = "plain-ascii"
+
+
+def test_create_offering_an_h2c_upgrade_is_served(client, run, created):
+    """The offer is judged against the same create without it: only a create this server
+    serves (201) plainly is owed a 201 with the offer; another answer there is the plain
+    create's own failure (CAT-CREATE-201, CAT-NAME-RANGE), not the offer's."""
+    text = LEGITIMATE_NAMES[OFFERED_CASE][0]
+    if not any(sent["name"].endswith(f" {text}") for sent, _ in created):
+        # Run on its own (or the plain create was not served): the plain create first.
+        body = new_category(run, OFFERED_CASE)
+        _, category = create(client, run, body)
+        if category is None:
+            return  # the plain create failed its own requirement: nothing the offer changed
+    body = new_category(run, OFFERED_CASE)
+    exchange = client.post("/categories", json=body, headers=H2C_OFFER)
+    skip_if_throttled(exchange)
+    if exchange.status == 101:
+        cannot_check(
+            "CAT-CREATE-H2C-OFFER",
+            "the target took the h2c upgrade (101 Switching Protocols) and answered the create "
+            "in HTTP/2, which this checker does not speak",
+        )
+        return
+    shown = (
+        "POST /categories with a valid NewCategory, offering a cleartext HTTP/2 upgrade "
+        "(Connection: Upgrade, HTTP2-Settings; Upgrade: h2c) as Java's HttpClient and curl "
+        "--http2 do,"
+    )
+    expect(
+        "CAT-CREATE-H2C-OFFER",
+        exchange.status == 201,
+        f"{shown} must be served as the HTTP/1.1 request it is (a server may ignore the offer, "
+        f"RFC 9110 section 7.8), as the same create without the offer was: 201 with the "
+        f"created Category; got {exchange.status} {exchange.response_body[:200]!r}",
+        exchange,
+    )
+    run.remember_created(exchange)
 
 
 def test_created_ids_are_unique(client, run, created):

@@ -1,12 +1,15 @@
 """The burst's own transport (`conformance.burst.transport`) against a real socket on the
 loopback that answers with scripted bytes: keep-alive, both body framings, a server that closes,
 responses that cannot be parsed, the budget, the first 429, and no key in what is recorded; the
-same of a wave sent from two processes."""
+same of a wave sent from two processes; interim responses skipped, and every part of a response
+bounded (its head, its chunk framing and trailers, its body, its interim responses)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import multiprocessing
+import re
 import socket
 import socketserver
 import threading
@@ -17,6 +20,13 @@ import pytest
 from conformance.burst import processes as burst_processes
 from conformance.burst.spender import send_wave
 from conformance.burst.waves import Wave
+from conformance.httpclient.bounds import (
+    FRAMING,
+    H11_EVENT_BYTES,
+    MAX_BODY_BYTES,
+    MAX_FRAMING_BYTES,
+    MAX_INTERIM_RESPONSES,
+)
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import (
     RESPONSE_BODY_LIMIT,
@@ -69,7 +79,10 @@ class ScriptedHandler(socketserver.BaseRequestHandler):
         pending = b""
         while True:
             while b"\r\n\r\n" not in pending:
-                data = sock.recv(65536)
+                try:
+                    data = sock.recv(65536)
+                except OSError:  # the client closed on unread bytes (a bound)
+                    return
                 if not data:
                     return
                 pending += data
@@ -78,7 +91,10 @@ class ScriptedHandler(socketserver.BaseRequestHandler):
                 server.requests.append(request)
                 number = len(server.requests)
             answer, close = server.respond(number)
-            sock.sendall(answer)
+            try:
+                sock.sendall(answer)
+            except OSError:  # the client read no further (a bound), and closed
+                return
             if close:
                 sock.shutdown(socket.SHUT_RDWR)
                 return
@@ -271,23 +287,143 @@ def test_a_429s_error_body_longer_than_what_a_report_shows_is_judged_whole(scrip
     assert len(refused.response_body) == RESPONSE_BODY_LIMIT < len(body)
 
 
+EARLY_HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+HEAD_429 = (
+    b"HTTP/1.1 429 X\r\nContent-Type: application/json\r\nRetry-After: 30\r\n"
+    b"X-RateLimit-Limit: 100\r\nX-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 2000000000\r\n"
+)
+# The same bounds hold on both paths a response may come by: the burst's own transport, and
+# the client's httpx (a burst through a proxy takes httpx too).
+PATHS = ["burst", "client"]
+
+
+def answers(client: ConformanceClient, path: str, requests: int) -> list:
+    """The responses to `requests` GETs on `path`; a burst's wave stops at its first 429."""
+    if path == "burst":
+        return send_wave(client, "main", Wave(requests, 1))
+    return [client.get("/categories", retry_on_429=False) for _ in range(requests)]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_interim_responses_are_skipped_for_the_final_one(scripted, path):
+    """RFC 9110 section 15.2: a 103 (and a 100) before the answer is not the answer."""
+    server = scripted(lambda n: (CONTINUE + EARLY_HINTS * n + response(chunked=n == 2), False))
+    with client_for(server) as client:
+        sent = answers(client, path, 3)
+    assert [e.status for e in sent] == [200] * 3
+    assert all(e.header("X-RateLimit-Remaining") == "50" for e in sent)
+    assert all(e.header("Link") is None for e in sent)  # the hints' headers are not the answer's
+    assert server.connections == 1
+
+
+def test_more_interim_responses_than_the_bound_are_no_response_in_a_burst(scripted):
+    server = scripted(lambda n: (EARLY_HINTS * (MAX_INTERIM_RESPONSES + 1) + response(), False))
+    with client_for(server) as client, pytest.raises(TargetUnreachable) as raised:
+        send_wave(client, "main", Wave(1, 1))
+    assert f"more than {MAX_INTERIM_RESPONSES} interim responses" in str(raised.value)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 200 OK\r\nX-Filler: " + b"a" * (2 * MAX_FRAMING_BYTES),
+        b"HTTP/1.1 200 OK\r\n" + b"X-Filler: aaaaaaaaaa\r\n" * (2 * MAX_FRAMING_BYTES // 22),
+        EARLY_HINTS * (2 * MAX_FRAMING_BYTES // len(EARLY_HINTS)),
+    ],
+    ids=["one-line", "many-fields", "endless-interim"],
+)
+def test_a_head_past_its_bound_is_no_response(scripted, path, head):
+    server = scripted(lambda n: (head, True))
+    with client_for(server) as client, pytest.raises(TargetUnreachable) as raised:
+        answers(client, path, 1)
+    # The burst counts interim responses; httpx's path, their bytes (and the deadline).
+    bounded = rf"a response head.* of more than \d+ bytes|more than {MAX_INTERIM_RESPONSES} interim"
+    assert re.search(bounded, str(raised.value)), raised.value
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    "framing",
+    [
+        b"1;" + b"x" * (3 * MAX_FRAMING_BYTES),  # one chunk-size line, its extension endless
+        b"1;e=" + b"x" * 90_000 + b"\r\n{\r\n",  # chunks, each line under h11's own bound
+        b"1\r\n{\r\n0\r\n" + b"X-Trailer: aaaaaaaa\r\n" * (3 * MAX_FRAMING_BYTES // 21),
+    ],
+    ids=["endless-extension", "long-extensions", "endless-trailers"],
+)
+def test_a_429_whose_chunk_framing_never_ends_is_judged_cut_not_unreachable(
+    scripted, path, framing
+):
+    if framing.startswith(b"1;e="):
+        framing *= 3 * MAX_FRAMING_BYTES // len(framing)
+    answer = HEAD_429 + b"Transfer-Encoding: chunked\r\n\r\n" + framing
+    server = scripted(lambda n: (answer, False))
+    with client_for(server) as client:
+        [refused] = answers(client, path, 1)
+    assert refused.status == 429 and refused.too_large_what == FRAMING, refused.summary()
+    assert refused.too_large in (MAX_FRAMING_BYTES, H11_EVENT_BYTES)
+    assert refused.header("Retry-After") == "30"
+    assert refused.header("X-Trailer") is None  # trailers are read and bounded, never kept
+    assert error_object_problem(refused) == refused.too_large_text()
+    assert "chunked framing" in refused.too_large_text()
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_429_body_past_the_bound_is_judged_cut_not_unreachable(scripted, path):
+    answer = HEAD_429 + f"Content-Length: {2 * MAX_BODY_BYTES}\r\n\r\n".encode()
+    answer += b"x" * (2 * MAX_BODY_BYTES)
+    server = scripted(lambda n: (answer, False))
+    with client_for(server) as client:
+        [refused] = answers(client, path, 1)
+    assert refused.status == 429 and refused.too_large == MAX_BODY_BYTES
+    assert f"a body of more than {MAX_BODY_BYTES} bytes" in error_object_problem(refused)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_gzip_body_is_decoded_as_the_client_decodes_it(scripted, path):
+    """The burst asks for gzip, as every request of the run does: a refusal's Error object
+    sent gzipped is judged as the JSON it is, a success's shown decoded."""
+    error = {"code": "rate_limited", "message": "m" * 8000, "status": 429}
+    coded = gzip.compress(json.dumps(error).encode())
+    head = HEAD_429 + b"Content-Encoding: gzip\r\n"
+    refusal = head + f"Content-Length: {len(coded)}\r\n\r\n".encode() + coded
+    listing = gzip.compress(b"[" + b'{"id":1,"name":"Dogs"},' * 1000 + b'{"id":2,"name":"x"}]')
+    success = response(extra="Content-Encoding: gzip\r\n").split(b"Content-Length")[0]
+    success += f"Content-Length: {len(listing)}\r\n\r\n".encode() + listing
+    server = scripted(lambda n: (success if n == 1 else refusal, False))
+    with client_for(server) as client:
+        sent = answers(client, path, 2)
+    assert [e.status for e in sent] == [200, 429]
+    assert sent[0].response_body.startswith('[{"id":1,"name":"Dogs"}')
+    assert sent[1].json() == error and error_object_problem(sent[1]) is None
+
+
 def answered(body: bytes, extra: str = "") -> bytes:
     head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{extra}"
     return (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
 
+LISTING = b'[{"id":1,"name":"Dogs"}]'
+LONG = b"[" + b" " * RESPONSE_BODY_LIMIT + b"]"
+GZIP = "Content-Encoding: gzip\r\n"
+
+
 @pytest.mark.parametrize(
     ("body", "extra", "cut"),
     [
-        (b'[{"id":1,"name":"Dogs"}]', "", False),
-        (b"[" + b" " * RESPONSE_BODY_LIMIT + b"]", "", True),  # only its start is kept
-        (b"\x1f\x8b not decoded here", "Content-Encoding: gzip\r\n", True),
+        (LISTING, "", False),
+        (LONG, "", True),  # only its start is kept
+        (gzip.compress(LISTING), GZIP, False),  # decoded whole
+        (gzip.compress(LONG), GZIP, True),  # decoded, and only its start kept
+        (b"not decoded here", "Content-Encoding: br\r\n", True),
     ],
-    ids=["whole", "longer-than-kept", "encoded"],
+    ids=["whole", "longer-than-kept", "gzip", "gzip-longer-than-kept", "brotli"],
 )
 def test_a_success_whose_body_is_not_kept_whole_says_so(scripted, body, extra, cut):
-    """A burst keeps a success's body up to what a report shows and does not decode it: the
-    exchange says when that is not the body (no check reads it then as the listing)."""
+    """A burst keeps a success's body up to what a report shows, decoded where it is gzip or
+    deflate: the exchange says when that is not the body (no check reads it as the listing)."""
     server = scripted(lambda n: (answered(body, extra), False))
     with client_for(server) as client:
         [sent] = send_wave(client, "main", Wave(1, 1))

@@ -1,10 +1,14 @@
-"""Ready CI: the GitHub Action and the GitLab template say what they promise, and their steps
-(`ci/install.sh`, `ci/check.sh`) run here as a runner runs them: variables set the way the
-action sets them (a blank input is an empty variable), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY
-files, against the reference and a faulty double, in the smoke profile (about a second each)."""
+"""Ready CI: the GitHub Action and the GitLab template say what they promise and are valid
+against their published schemas (check-jsonschema's copies, offline), and their steps
+(`ci/install.sh`, `ci/check.sh`, `ci/attest.sh`) run here as a runner runs them: variables set
+the way the action sets them (a blank input is an empty variable), GITHUB_OUTPUT and
+GITHUB_STEP_SUMMARY files, against the reference and a faulty double, in the smoke profile
+(about a second each). GitHub's actions/attest itself runs only on GitHub."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -14,8 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from conformance.reports import attestation
 from conformance.settings import ENVIRONMENT
+from tests.checker.test_attestation import KeyPair
 from tests.checker.test_command import Finished as CommandFinished
 from tests.checker.test_command import assert_no_key_anywhere, new_key
 from tests.shared.double import running_double
@@ -60,10 +67,87 @@ def test_the_steps_are_the_repository_scripts_and_the_reports_are_kept():
     assert runs == [
         'bash "$GITHUB_ACTION_PATH/ci/install.sh"',
         'bash "$GITHUB_ACTION_PATH/ci/check.sh"',
+        'bash "$GITHUB_ACTION_PATH/ci/attest.sh"',
     ]
     [upload] = [s for s in ACTION["runs"]["steps"] if "upload-artifact" in s.get("uses", "")]
     assert upload["if"] == "always()"
     assert upload["with"]["path"] == "${{ inputs.report-dir }}"
+
+
+def test_the_attest_input_hands_the_runs_statement_to_actions_attest():
+    """After the check, whatever its verdict: the Statement's subjects and predicate, as the
+    step before prepared them, with the test-result predicate type."""
+    assert ACTION["inputs"]["attest"]["default"] == "false"
+    assert "id-token" in ACTION["inputs"]["attest"]["description"]
+    steps = ACTION["runs"]["steps"]
+    names = [s.get("id") or s.get("uses", "").split("@")[0] for s in steps]
+    prepare, attest = steps[names.index("statement")], steps[names.index("actions/attest")]
+    assert names.index("check") < names.index("statement") < names.index("actions/attest")
+    assert prepare["run"].endswith('ci/attest.sh"')
+    for step in (prepare, attest):
+        assert "always()" in step["if"] and "inputs.attest == 'true'" in step["if"]
+    assert "steps.statement.outputs.predicate-path != ''" in attest["if"]
+    assert attest["with"] == {
+        "subject-checksums": "${{ steps.statement.outputs.subject-checksums }}",
+        "predicate-type": attestation.PREDICATE_TYPE,
+        "predicate-path": "${{ steps.statement.outputs.predicate-path }}",
+    }
+
+
+def schema_errors(path: Path, schema: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CHECK_TIMEOUT,
+    )
+
+
+def as_is(document: dict) -> dict:
+    return document
+
+
+def visible(template: dict) -> dict:
+    """The hidden job as a job of its own, as the user's job that extends it runs: the schema
+    lets hidden keys hold anything, and checks a job's contents."""
+    return {"petstore-conformance": template[".petstore-conformance"]}
+
+
+def broken_action(action: dict) -> dict:
+    """A run step without its shell, which a composite action must name."""
+    del next(s for s in action["runs"]["steps"] if "run" in s)["shell"]
+    return action
+
+
+def broken_gitlab(template: dict) -> dict:
+    job = visible(template)
+    job["petstore-conformance"]["artifacts"]["when"] = "sometimes"
+    return job
+
+
+@pytest.mark.parametrize(
+    ("path", "schema", "shown", "broken"),
+    [
+        ("action.yml", "vendor.github-actions", as_is, broken_action),
+        ("ci/gitlab-ci.yml", "vendor.gitlab-ci", visible, broken_gitlab),
+    ],
+)
+def test_the_ci_files_are_valid_against_their_published_schemas(
+    path, schema, shown, broken, tmp_path
+):
+    checked = schema_errors(ROOT / path, schema)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    copies = {}
+    for label, change in (("shown", shown), ("broken", broken)):
+        copies[label] = tmp_path / f"{label}-{Path(path).name}"
+        document = change(yaml.safe_load((ROOT / path).read_text(encoding="utf-8")))
+        copies[label].write_text(yaml.safe_dump(document), encoding="utf-8")
+    checked = schema_errors(copies["shown"], schema)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # The check can fail: a copy with a mistake a person could make is refused.
+    refused = schema_errors(copies["broken"], schema)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
 
 
 def test_the_gitlab_template_runs_the_same_scripts_and_keeps_the_reports():
@@ -74,7 +158,7 @@ def test_the_gitlab_template_runs_the_same_scripts_and_keeps_the_reports():
     assert job["artifacts"]["when"] == "always"
     assert f"{report_dir}/" in job["artifacts"]["paths"]
     assert job["artifacts"]["reports"]["junit"] == f"{report_dir}/junit.xml"
-    for secret in ("PETSTORE_API_KEY", "PETSTORE_SPARE_API_KEY"):
+    for secret in ("PETSTORE_API_KEY", "PETSTORE_SPARE_API_KEY", "PETSTORE_SIGN_KEY"):
         assert secret not in job["variables"], "keys belong in masked CI/CD variables"
 
 
@@ -154,6 +238,76 @@ def test_the_check_step_on_the_reference_is_green_with_outputs_and_a_summary(ref
     assert (tmp_path / "petstore-conformance-reports" / "report.html").is_file()
     assert_no_key_anywhere(step.finished, (main, spare))
 
+    # The `attest` input's step on the same reports: what actions/attest is handed.
+    prepared = run_step("attest.sh", tmp_path, environment, CHECK_TIMEOUT)
+    assert prepared.finished.status == 0, prepared.finished.describe()
+    assert_attest_inputs_are_the_statement(
+        prepared.outputs, tmp_path / "petstore-conformance-reports"
+    )
+
+
+def assert_attest_inputs_are_the_statement(outputs: dict[str, str], report_dir: Path) -> None:
+    """The predicate file is the Statement's predicate, and the checksums file names every
+    report with its sha256, as sha256sum writes them."""
+    predicate = json.loads(Path(outputs["predicate-path"]).read_text(encoding="utf-8"))
+    assert predicate == attestation.make_statement(report_dir)["predicate"]
+    assert predicate["result"] == "PASSED" and predicate["passedTests"]
+    lines = Path(outputs["subject-checksums"]).read_text(encoding="utf-8").splitlines()
+    named = dict(reversed(line.split("  ", 1)) for line in lines)
+    assert set(named) == {
+        "conformance.json",
+        "report.html",
+        "junit.xml",
+        "exchanges.har",
+        "badge.svg",
+    }
+    for name, digest in named.items():
+        assert digest == hashlib.sha256((report_dir / name).read_bytes()).hexdigest(), name
+
+
+def test_the_gitlab_key_based_path_signs_and_the_job_verifies(reference, tmp_path):
+    """PETSTORE_SIGN_KEY (a File variable: a path) signs the run that check.sh starts; the
+    template's own verify line then holds with the vendor's public key and not with another."""
+    base_url, main, spare = reference
+    vendor = KeyPair.write(tmp_path, "vendor", ed25519.Ed25519PrivateKey.generate())
+    other = KeyPair.write(tmp_path, "other", ed25519.Ed25519PrivateKey.generate()).public
+    private, public = vendor.private, vendor.public
+    inputs = {
+        "PETSTORE_BASE_URL": base_url,
+        "PETSTORE_API_KEY": main,
+        "PETSTORE_SPARE_API_KEY": spare,
+        "PETSTORE_PROFILE": "smoke",
+        "PETSTORE_SIGN_KEY": str(private),
+    }
+    environment = action_environment(tmp_path, **inputs)
+    step = run_step("check.sh", tmp_path, environment, CHECK_TIMEOUT)
+    assert step.finished.status == 0, step.finished.describe()
+    report_dir = tmp_path / "petstore-conformance-reports"
+    assert (report_dir / attestation.ENVELOPE).is_file()
+    for secret in vendor.secrets():
+        assert secret not in step.finished.output
+
+    [verify_line] = [line for line in GITLAB[".petstore-conformance"]["script"] if "verify" in line]
+    venv = tmp_path / "venv"  # PSC_VENV as the template's install made it
+    (venv / "bin").mkdir(parents=True)
+    checker = venv / "bin" / "petstore-conformance"
+    checker.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m conformance.cli "$@"\n')
+    checker.chmod(0o755)
+    statuses = {}
+    for label, key in (("vendor", public), ("other", other)):
+        job = {**environment, "PSC_VENV": str(venv), "PSC_PUBLIC_KEY": str(key)}
+        process = subprocess.run(
+            ["bash", "-c", verify_line],
+            cwd=tmp_path,
+            env=job,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=CHECK_TIMEOUT,
+        )
+        statuses[label] = process.returncode
+    assert statuses == {"vendor": 0, "other": 1}
+
 
 def test_the_check_step_fails_the_job_on_a_new_failure_and_not_on_an_expected_one(tmp_path):
     key = new_key("main")
@@ -192,9 +346,15 @@ def test_a_statement_left_by_an_earlier_run_does_not_speak_for_a_run_that_wrote_
     old.parent.mkdir()
     old.write_text('{"verdict": "conformant"}')
     inputs = {"PETSTORE_BASE_URL": "not a url", "PETSTORE_API_KEY": "k"}
-    step = run_step("check.sh", tmp_path, action_environment(tmp_path, **inputs), CHECK_TIMEOUT)
+    environment = action_environment(tmp_path, **inputs)
+    step = run_step("check.sh", tmp_path, environment, CHECK_TIMEOUT)
     assert step.finished.status == 2, step.finished.describe()
     assert step.outputs == {"verdict": "no verdict", "exit-status": "2"}
+    # Nor is it attested: GitHub would sign an earlier run's results as this job's.
+    prepared = run_step("attest.sh", tmp_path, environment, CHECK_TIMEOUT)
+    assert prepared.finished.status == 0, prepared.finished.describe()
+    assert "nothing to attest" in prepared.finished.stdout
+    assert "predicate-path" not in prepared.outputs
 
 
 @pytest.mark.slow

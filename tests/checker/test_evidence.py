@@ -264,3 +264,15 @@ def test_an_unreadable_package_is_exit_2_with_one_line(certified, tmp_path, case
 
 def test_no_key_in_anything_the_run_wrote(certified):
     assert_no_key_anywhere(certified.finished, certified.keys)
+
+
+def test_a_run_without_a_key_signs_nothing(certified, tmp_path):
+    """Signing is only asked for (--sign-key): without it, no envelope in the folder or the
+    package, nothing said of one, and `verify` says what it said before signatures existed."""
+    assert not (certified.reports / "conformance.intoto.jsonl").exists()
+    assert "attestation:" not in certified.finished.stdout
+    with zipfile.ZipFile(certified.package) as archive:
+        assert "conformance.intoto.jsonl" not in archive.namelist()
+    finished = verify(certified.package, tmp_path)
+    assert finished.status == 0, finished.describe()
+    assert "signature" not in finished.stdout

@@ -171,3 +171,25 @@ def test_a_bare_json_429_while_quota_was_left_is_a_fronts_refusal():
     headerless = [exchange(200, rate=False) for _ in range(8)]
     refusal = replace(exchange(429, rate=False), started_at=1.0)
     assert not front_refusal(refusal, ServiceKind([*headerless, refusal]))
+
+
+def test_a_create_refused_for_its_body_after_an_h2c_offer_names_uvicorn_and_h11():
+    dropped = exchange(
+        400, method="POST", body='{"code":"missing_body","message":"x","status":400}'
+    )
+    [hint] = hints_for(failed("CAT-CREATE-H2C-OFFER", dropped), service(dropped))
+    assert "`Server: uvicorn`: uvicorn with httptools" in hint
+    assert "uvicorn issue 2722" in hint and "httptools issue 124" in hint
+    assert "`uvicorn --http h11`" in hint
+
+
+def test_the_h2c_hint_names_uvicorn_as_a_known_cause_behind_another_server_name():
+    dropped = exchange(422, server=None, method="POST")
+    run = [exchange(200, server=None), exchange(201, server=None, method="POST"), dropped]
+    [hint] = hints_for(failed("CAT-CREATE-H2C-OFFER", dropped), run)
+    assert "A known cause: uvicorn with httptools" in hint
+
+
+def test_a_create_after_an_h2c_offer_that_fails_otherwise_gets_no_upgrade_hint():
+    other = exchange(201, method="POST", body='{"id": 1, "name": "other"}')
+    assert hints_for(failed("CAT-CREATE-H2C-OFFER", other), service(other)) == []

@@ -136,6 +136,44 @@ def assert_reports_valid(ended: Ended, keys: tuple[str, str] = ("", "")) -> dict
     return statement
 
 
+def assert_outputs_valid_and_agreeing(ended: Ended, keys: tuple[str, str]) -> dict:
+    statement = assert_reports_valid(ended)
+    run = CheckerRun(ended.status, statement, ended.output, ended.report_dir, keys, [])
+    assert_outputs_agree(run)
+    return statement
+
+
+@pytest.mark.parametrize("mode", ["early-hints", "big-listing"])
+def test_a_correct_server_sending_early_hints_or_a_4_mb_listing_is_conformant(tmp_path, mode):
+    """A `103 Early Hints` before every answer (RFC 9110 section 15.2: not the answer), or a
+    listing of 4.1 MB of valid JSON to every read of the main key (under the body bound: judged
+    as the JSON it is, in each of the run's 12 listing checks), from the double, correct in
+    everything: a whole run, conformant."""
+    with hostile_target(mode) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports")
+    print(f"{mode}: {ended.describe()}")
+    assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
+    assert ended.status == 0, ended.describe()
+    assert_outputs_valid_and_agreeing(ended, keys)
+
+
+@pytest.mark.parametrize("mode", ["endless-chunk-extension", "endless-trailers"])
+def test_a_429_whose_chunk_framing_never_ends_is_read_only_up_to_the_bound(tmp_path, mode):
+    """Every 429 of the double (the burst's, the client's) goes on for ever in its chunk
+    framing: an extension of a chunk-size line, or trailer fields. Each is read up to the
+    framing bound and judged as what it is, a 429 without a readable Error body (a SHOULD);
+    the run, correct in the rest, ends conformant, small and soon."""
+    with hostile_target(mode) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports")
+    print(f"{mode}: {ended.describe()}")
+    assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
+    assert ended.status == 0, ended.describe()
+    statement = assert_outputs_valid_and_agreeing(ended, keys)
+    [body] = [e for e in statement["requirements"] if e["id"] == "ERR-429-BODY"]
+    assert body["outcome"] == "warned", body
+    assert "chunked framing" in body["evidence"][0]["message"], body
+
+
 @pytest.mark.parametrize("mode", ["big-body", "gzip-bomb"])
 def test_a_huge_body_is_read_only_up_to_the_bound(tmp_path, mode):
     """A 2 GiB body and a gzip bomb of 4 GiB, on GET /categories after the preflight: the run

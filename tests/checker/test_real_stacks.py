@@ -4,6 +4,10 @@ library's own headers on) and as its quick-start shows (keyed by client address,
 
 Both libraries send `Retry-After` on every response, 200 and 201 included: the seconds left in
 the window. It is information there, not an order: a careful app's run must not wait for it.
+
+slowapi's app is served by uvicorn as FastAPI's documentation has it: `uvicorn[standard]`, whose
+httptools drops the body of a request that offers an h2c upgrade (uvicorn issue 2722), which
+the checker sends as Java's HttpClient does; on uvicorn's h11 protocol it is served.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared.checker_runs import CheckerRun, run_against_app
+from tests.shared.checker_runs import CheckerRun, assert_outputs_agree, run_against_app
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # A free plan on a 10-second minute: a Retry-After of up to 10 s on every answer, so that a run
@@ -24,6 +28,8 @@ PER_MINUTE = 60
 RUN_TIMEOUT = 150
 HOUR_RUN_TIMEOUT = 300  # the bound on waiting for one key (120 s) and the run before it
 APPS = ("flask_limiter_app", "slowapi_app")
+# Each careful app as it serves every request whole: slowapi's on uvicorn's h11 protocol.
+CAREFUL = {"flask_limiter_app": (), "slowapi_app": ("--http", "h11")}
 
 
 def run_against(
@@ -46,7 +52,7 @@ def run_against(
 def test_a_careful_app_is_conformant_without_waiting_for_retry_after_on_successes(
     app: str, tmp_path: Path
 ) -> None:
-    run = run_against(app, "careful", tmp_path / app)
+    run = run_against(app, "careful", tmp_path / app, *CAREFUL[app])
     assert run.status == 0, run.describe()
     requests = run.statement["requests"]
     waited = requests["seconds_waited_per_key"]
@@ -71,6 +77,23 @@ def test_a_quick_start_app_keyed_by_address_is_not_conformant(app: str, tmp_path
 
 
 @pytest.mark.slow
+def test_an_app_on_uvicorn_with_httptools_fails_on_the_body_it_drops_after_an_h2c_offer(
+    tmp_path: Path,
+) -> None:
+    """The careful slowapi app, served as `uvicorn[standard]` serves it (httptools): conformant
+    in everything but the create that offers an upgrade, whose body it drops (400)."""
+    run = run_against("slowapi_app", "careful", tmp_path / "httptools", "--http", "httptools")
+    assert (run.status, run.statement["failed_requirements"]) == (
+        1,
+        ["CAT-CREATE-H2C-OFFER"],
+    ), run.describe()
+    [entry] = [e for e in run.statement["requirements"] if e["id"] == "CAT-CREATE-H2C-OFFER"]
+    [evidence] = entry["evidence"][:1]
+    assert "Upgrade: h2c" in evidence["message"] and "got 400" in evidence["message"], evidence
+    assert any("uvicorn issue 2722" in hint and "h11" in hint for hint in entry["hints"]), entry
+    assert_outputs_agree(run)
+
+
 def test_a_quick_start_on_its_documented_hour_stops_not_conformant(tmp_path: Path) -> None:
     """slowapi's quick-start with its real hour: once the spare key's burst spent the address's
     50 an hour, every key is refused until the hour is over, and the run stops at its bound on

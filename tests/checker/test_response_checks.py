@@ -106,6 +106,12 @@ def test_a_good_200_passes_every_check_it_gets():
     }
 
 
+def test_a_switch_of_protocols_is_not_the_answer_and_gets_no_check():
+    """A server that takes the h2c offer answers 101 without rate-limit headers, and then in
+    HTTP/2: the 101 is not judged as the response to the request."""
+    assert observed(exchange(101, "", limit=NO_HEADER, remaining=NO_HEADER, reset=NO_HEADER)) == {}
+
+
 def test_a_fraction_of_a_second_in_reset_is_a_warning_judged_with_its_value():
     # slowapi writes `1795377056.8905156`: still a Unix time, so only the SHOULD fails.
     outcome = observed(exchange(reset=f"{NOW + 30}.8905156"))

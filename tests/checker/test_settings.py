@@ -92,6 +92,7 @@ def test_resolve_reads_the_environment(monkeypatch):
         "client_key": Path("pki/client.key"),
         "insecure": True,
         "user_agent": "curl/8.5.0",
+        "sign_key": None,  # read from its file: tests/checker/test_attestation.py
     }
     built = Settings(**options)
     assert built.plan_limits == (500, 20_000)

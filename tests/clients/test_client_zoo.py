@@ -1,4 +1,4 @@
-"""The client zoo: real Pet Store clients, in Python, Node and Go, certified by
+"""The client zoo: real Pet Store clients, in Python, Node, Go and Java, certified by
 `petstore-conformance client` run as a user runs it. Clients built on well-kept retry libraries
 with the settings their documentation recommends or with their defaults (which give up a refused
 POST), a client with no retry at all, and the careful examples of the README, are conformant;
@@ -25,6 +25,8 @@ NODE_ZOO = ROOT / "tests" / "clients" / "client_zoo" / "node"
 GO_ZOO = ROOT / "tests" / "clients" / "client_zoo" / "go"
 GO_RETRY = "github.com/hashicorp/go-retryablehttp"
 GO_BINARY = "{go}"  # in a Go client's command: the binary the session built
+JAVA_ZOO = ROOT / "tests" / "clients" / "client_zoo" / "java"
+JAVA_CLASS = "{java}"  # in a Java client's command: `java` with the classes the session built
 EXAMPLES = ROOT / "examples" / "clients"
 # A client still running this long in one scenario is stopped (and judged so): the slowest
 # scenario, a 429 that never ends, already stops a client at 35 s.
@@ -45,9 +47,11 @@ class Client:
 
     @property
     def needs(self) -> str | None:
-        """The language tool its command needs beyond Python: "node", "go" or None."""
+        """The language tool its command needs beyond Python: "node", "go", "java" or None."""
         if self.command.startswith("node "):
             return "node"
+        if self.command.startswith(JAVA_CLASS):
+            return "java"
         return "go" if self.command.startswith(GO_BINARY) else None
 
 
@@ -79,6 +83,10 @@ ZOO = (
     Client("ky, defaults", node_script("ky_defaults.mjs"), warned=frozenset({RESET})),
     # go-retryablehttp with a Backoff that reads an HTTP-date too (its documented hook).
     Client("go-retryablehttp, HTTP-date read", f"{GO_BINARY} http-date", warned=frozenset({RESET})),
+    # Java's own HttpClient with its defaults, which offer an h2c upgrade on every new
+    # connection (RFC 9110 section 7.8: the server may ignore it and serves the request), under
+    # a careful policy that also waits for the Reset.
+    Client("java.net.http HttpClient", f"{JAVA_CLASS} PetStoreClient"),
     # No retry at all: it gives up every 429, as it may, and is told what it did not show.
     Client("no retry", python("no_retry.py"), warned=frozenset({"CLI-RETRIES", RESET})),
     # Faulty, each on the requirement its mistake breaks.
@@ -188,6 +196,17 @@ def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built(GO_ZOO, binary, {GO_RETRY: "golang-github-hashicorp-go-retryablehttp-dev"})
 
 
+@pytest.fixture(scope="session")
+def java_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Java client compiled once per session (javac, the JDK's; the marker checks it)."""
+    classes = tmp_path_factory.mktemp("java-client")
+    sources = sorted(str(path) for path in JAVA_ZOO.glob("*.java"))
+    subprocess.run(
+        ["javac", "-d", str(classes), *sources], check=True, capture_output=True, timeout=300
+    )
+    return classes
+
+
 # The clients are judged on their waits, measured as the server saw them: beside seven busy
 # workers on two cores, a wait stretched by load moved verdicts (ky, p-retry in CI). They run with
 # the solo tests, after the parallel ones.
@@ -205,6 +224,9 @@ def test_client_is_judged_by_its_retry_policy(client: Client, tmp_path: Path, re
         request.getfixturevalue("node_clients")
     if client.needs == "go":
         command = command.replace(GO_BINARY, str(request.getfixturevalue("go_client")))
+    if client.needs == "java":
+        classes = request.getfixturevalue("java_classes")
+        command = command.replace(JAVA_CLASS, f"java -cp {classes}")
     with ThreadPoolExecutor(max_workers=2) as pool:
         runs = list(pool.map(lambda n: certify(client, command, tmp_path / f"run{n}"), (1, 2)))
     assert runs[0] == runs[1], "two runs disagree:\n" + runs[0].console + runs[1].console

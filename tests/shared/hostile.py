@@ -7,6 +7,15 @@ answers on, except where its mode makes it attack the checker.
 - big-body: `GET .../categories` answered with `Content-Length: 2147483648`, a body made as it
   is sent (the server never holds it);
 - gzip-bomb: the same request answered with 4 MiB of gzip that inflate to 4 GiB of JSON;
+- big-listing: the same request with the first `--key` (the run's main key, whose requests read
+  the listings) answered with the double's own listing and some 131,000 more categories: 4.1 MB
+  of valid JSON, under the checker's body bound (the spare key's burst gets the double's own:
+  4 MB answers at a 3-second minute's pace are more than this server sends on a busy machine);
+- early-hints: every answer of the double preceded by a `103 Early Hints` (RFC 8297), as a
+  server that hints at what to preload sends it;
+- endless-chunk-extension: every 429 of the double sent with its status and headers, then a
+  chunked body whose first chunk-size line carries an extension that never ends;
+- endless-trailers: the same, with one chunk of body and then trailer fields that never end;
 - trickle-body: every request answered with its headers at once and then a byte a second;
 - trickle-headers: every request answered a byte a second from the status line on;
 - keyless-429: every request without a valid key (`--key`) refused with 429, `Retry-After: 1`;
@@ -67,6 +76,7 @@ class Hostile:
         self._mode = mode
         self._left_alone = after
         self._valid = {f"bearer {key}" for key in keys}
+        self._main = f"bearer {keys[0]}".lower() if keys else None
         self._bomb = gzip_bomb() if mode in ("gzip-bomb", "unread-gzip-bomb") else None
         self._unread = Unread(*keys[:2]) if mode in UNREAD else None
 
@@ -103,6 +113,16 @@ class Hostile:
             # The service's own status and headers, a hostile body.
             await attack(writer, passed)
             return
+        listing = method == "GET" and target.split("?")[0].endswith("/categories")
+        main = headers.get("authorization", "").lower() == self._main
+        if self._mode == "big-listing" and listing and main and response.status_code == 200:
+            await send(writer, 200, passed, big_listing(response.content))
+            return
+        if self._mode in ENDLESS_FRAMING and response.status_code == 429:
+            await endless_framing(writer, passed, ENDLESS_FRAMING[self._mode])
+            return
+        if self._mode == "early-hints":
+            writer.write(EARLY_HINTS)
         await send(writer, response.status_code, passed, response.content)
 
     def _attack(self, method: str, target: str, headers: dict) -> Callable | None:
@@ -112,10 +132,12 @@ class Hostile:
             if headers.get("authorization", "").lower() in self._valid:
                 return None
             return refuse
+        if self._mode not in ATTACKS:
+            return None
         aimed = self._mode.startswith("trickle") or (
             method == "GET" and target.split("?")[0].endswith("/categories")
         )
-        if not aimed or self._mode in UNREAD:
+        if not aimed:
             return None
         return {
             "big-body": big_body,
@@ -186,6 +208,41 @@ async def big_body(writer: asyncio.StreamWriter, headers: list) -> None:
     await stream(writer, head_bytes(200, headers), BIG_BODY, pieces)
 
 
+LISTING_BYTES = 4_100_000  # under MAX_BODY_BYTES (4 MiB: 4,194,304), with room for the double's
+FILLERS = b"".join(b',{"id":%d,"name":"f%d"}' % (10**6 + n, n) for n in range(160_000))[
+    : LISTING_BYTES - 10_000
+]
+FILLERS = FILLERS[: FILLERS.rindex(b",{")]  # whole categories only
+
+
+def big_listing(listing: bytes) -> bytes:
+    """The double's JSON array with the fillers after its own categories."""
+    inside = listing.strip()[1:-1].strip()
+    return b"[" + inside + (FILLERS if inside else FILLERS[1:]) + b"]"
+
+
+EARLY_HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </v1/categories>; rel=preload\r\n\r\n"
+ENDLESS_SECONDS = 60.0  # this server's own bound on one endless answer
+ENDLESS_FRAMING = {
+    # (what starts the chunked body, what is repeated after it)
+    "endless-chunk-extension": (b"1;ext=", b"a" * 65_536),
+    "endless-trailers": (b"1\r\n{\r\n0\r\n", b"X-Trailer: aaaaaaaaaaaaaaaa\r\n" * 2048),
+}
+
+
+async def endless_framing(writer: asyncio.StreamWriter, headers: list, framing: tuple) -> None:
+    """A 429's head with the double's headers, then chunked framing as long as the client reads
+    it (a minute at most)."""
+    start, repeated = framing
+    head = head_bytes(429, [*headers, ("Transfer-Encoding", "chunked")])
+    writer.write(head + start)
+    ends = time.monotonic() + ENDLESS_SECONDS
+    while time.monotonic() < ends:
+        writer.write(repeated)
+        await writer.drain()
+    writer.close()
+
+
 async def refuse(writer: asyncio.StreamWriter) -> None:
     """A 429 as a limiter of the service sends it: with its rate-limit headers."""
     headers = [
@@ -244,13 +301,22 @@ UNREAD = {
     "unread-not-json": b'[{"id": 1, "name": "Dogs"',
     "unread-bad-schema": b'[{"id": "7", "name": "Dogs"}]',
 }
+ATTACKS = ("big-body", "gzip-bomb", "trickle-body", "trickle-headers")
 STANDALONE = (
     "trickle-body",
     "trickle-headers",
     "keyless-429",
     "refuse-all",
 )  # answer without the double
-MODES = (*STANDALONE, "big-body", "gzip-bomb", *UNREAD)
+MODES = (
+    *STANDALONE,
+    "big-body",
+    "gzip-bomb",
+    "big-listing",
+    "early-hints",
+    *ENDLESS_FRAMING,
+    *UNREAD,
+)
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     # Imported late: a usage error must not pay for Starlette and uvicorn.
     import uvicorn
 
+    from conformance.reference.upgrade_offers import HttpToolsServingUpgradeOffers
     from tests.shared.double.app import DoubleConfig, build_app
 
     config = DoubleConfig(
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> None:
             lifespan="off",
             timeout_graceful_shutdown=1,
             server_header=False,  # the app names itself, so a proxy's answer can differ
+            # As the reference: a create offering an h2c upgrade is served whole.
+            http=HttpToolsServingUpgradeOffers,
         )
     )
     print(f"listening on http://127.0.0.1:{port}{base_path(faults)}", flush=True)

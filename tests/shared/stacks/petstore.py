@@ -38,6 +38,7 @@ class Options:
     configuration: str
     port: int
     hour_seconds: int = 3_600
+    http: str = "auto"  # uvicorn's HTTP protocol, for the apps it serves
 
     def limits(self, key: str | None) -> str:
         """The key's plan as a limits string on this minute; a caller without a valid key is
@@ -64,12 +65,20 @@ def parse_options(argv: Sequence[str] | None = None) -> Options:
     parser.add_argument("--configuration", choices=CONFIGURATIONS, default="careful")
     parser.add_argument("--hour-seconds", type=int, default=3_600, help="the quick-start's hour")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--http",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="uvicorn's HTTP protocol (the slowapi app): auto takes httptools where installed",
+    )
     args = parser.parse_args(argv)
     keys = {}
     for spec in args.key:
         key, plan, *custom = spec.split(":")
         keys[key] = (int(custom[0]), int(custom[1])) if plan == "enterprise" else PLANS[plan]
-    return Options(keys, args.minute_seconds, args.configuration, args.port, args.hour_seconds)
+    return Options(
+        keys, args.minute_seconds, args.configuration, args.port, args.hour_seconds, args.http
+    )
 
 
 def announce(name: str, port: int) -> None:

@@ -125,7 +125,7 @@ def main() -> None:
     listener.bind(("127.0.0.1", options.port))
     listener.listen(128)
     app = build_app(options)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", http=options.http))
     petstore.announce("slowapi", listener.getsockname()[1])
     server.run(sockets=[listener])
 

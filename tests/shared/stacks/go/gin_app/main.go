@@ -1,6 +1,7 @@
 // The Pet Store on gin, limited as gin's guides show: a golang.org/x/time/rate limiter per
 // client address (a bucket of the free plan's 60, refilled at 60 a minute), no rate-limit
-// headers. Built offline from Debian's Go packages (GOPATH=/usr/share/gocode, GO111MODULE=off).
+// headers. With -h2c, gin's UseH2C: a cleartext HTTP/2 upgrade offer is taken (101, then HTTP/2).
+// Built offline from Debian's Go packages (GOPATH=/usr/share/gocode, GO111MODULE=off).
 package main
 
 import (
@@ -71,6 +72,7 @@ func bearerAuth(keys map[string]bool) gin.HandlerFunc {
 func main() {
 	port := flag.Int("port", 0, "port")
 	minuteSeconds := flag.Float64("minute-seconds", 60, "seconds in the limiter's minute")
+	useH2C := flag.Bool("h2c", false, "take a cleartext HTTP/2 upgrade offer (gin's UseH2C)")
 	var keys keyList
 	flag.Var(&keys, "key", "KEY:PLAN")
 	flag.Parse()
@@ -80,6 +82,7 @@ func main() {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	router := gin.New()
+	router.UseH2C = *useH2C
 	router.Use(perAddress(time.Duration(*minuteSeconds * float64(time.Second))))
 	router.NoRoute(func(c *gin.Context) { apiError(c, http.StatusNotFound, "not_found", "No such resource.") })
 	api := router.Group("/v1", bearerAuth(known))
@@ -133,5 +136,5 @@ func main() {
 		panic(err)
 	}
 	fmt.Printf("petstore-gin listening on http://%s/v1\n", listener.Addr())
-	panic(http.Serve(listener, router))
+	panic(http.Serve(listener, router.Handler()))
 }
