@@ -56,6 +56,19 @@ def _plainly_a_category(value: Any) -> bool:
     )
 
 
+def created_category(exchange: Exchange) -> tuple[Any, str | None]:
+    """The body of a 201 of POST /categories (None where it is not JSON), and what keeps it
+    from being the created Category (CAT-SCHEMA), None where it is one."""
+    try:
+        category = exchange.json()
+    except ValueError:
+        category = None
+    problems = category_problems(category)
+    if not problems:
+        return category, None
+    return category, "the 201 of POST /categories must carry a Category: " + "; ".join(problems)
+
+
 def _not_json(exchange: Exchange) -> str:
     return exchange.too_large_text() if exchange.too_large else "a body that is not JSON"
 

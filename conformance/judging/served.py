@@ -27,8 +27,8 @@ from conformance import spec, strict_json
 from conformance.httpclient.client import Exchange
 from conformance.httpclient.recording import REQUEST_BODY_LIMIT
 from conformance.judging.categories import (
-    category_problems,
     check_json_media_type,
+    created_category,
     listed_categories,
 )
 from conformance.judging.checks import expect
@@ -71,17 +71,8 @@ def judge(exchange: Exchange, settings: Settings) -> None:
     if operation == LIST:
         listed_categories(exchange)
         return
-    try:
-        category = exchange.json()
-    except ValueError:
-        category = None
-    problems = category_problems(category)
-    expect(
-        "CAT-SCHEMA",
-        not problems,
-        "the 201 of POST /categories must carry a Category: " + "; ".join(problems),
-        exchange,
-    )
+    _, problem = created_category(exchange)
+    expect("CAT-SCHEMA", problem is None, problem or "the created Category", exchange)
 
 
 def judged_alike(exchange: Exchange) -> bool:

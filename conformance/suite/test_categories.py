@@ -21,8 +21,8 @@ import pytest
 
 from conformance.generation import utf16_length
 from conformance.judging.categories import (
-    category_problems,
     check_json_media_type,
+    created_category,
     listed_categories,
 )
 from conformance.judging.checks import cannot_check, expect, require
@@ -92,17 +92,8 @@ def create(client: Any, run: Any, body: dict[str, str]) -> tuple[Any, dict[str, 
     ):
         return exchange, None
     check_json_media_type(exchange, "POST /categories")
-    try:
-        category = exchange.json()
-    except ValueError:
-        category = None
-    problems = category_problems(category)
-    require(
-        "CAT-SCHEMA",
-        not problems,
-        "the 201 of POST /categories must carry a Category: " + "; ".join(problems),
-        exchange,
-    )
+    category, problem = created_category(exchange)
+    require("CAT-SCHEMA", problem is None, problem or "the created Category", exchange)
     run.remember_category(category)
     return exchange, category
 
