@@ -12,6 +12,8 @@ CONFORMANT = "conformant"
 NOT_CONFORMANT = "not conformant"
 NO_VERDICT = "no verdict"
 EXIT_STATUS = {CONFORMANT: 0, NOT_CONFORMANT: 1, NO_VERDICT: 2}
+STOPPED_EARLY = "; stopped early, the rest not tested: "
+"""What a decided run's reason says after its failures where it stopped early, and why."""
 
 
 @dataclass
@@ -115,8 +117,8 @@ def decide(
     if failed:
         # A run stopped early (its deadline, a key limited for too long, an interruption) has
         # still proven what failed before it stopped: that decides; the reason says both.
-        stopped = f"; stopped early, the rest not tested: {no_verdict_reason}"
-        reason = f"failed: {', '.join(failed)}" + (stopped if no_verdict_reason else "")
+        stopped = f"{STOPPED_EARLY}{no_verdict_reason}" if no_verdict_reason else ""
+        reason = f"failed: {', '.join(failed)}{stopped}"
         return Verdict(NOT_CONFORMANT, outcomes, reason, undecided)
     if undecided:
         return Verdict(NO_VERDICT, outcomes, undecided)
