@@ -231,11 +231,12 @@ class Pacer:
         state = self._state(label)
         if not state.consecutive_429s:
             return
-        refused = self.clock.now() - state.refused_since + wait
-        if refused > self.max_wait:
+        so_far = self.clock.now() - state.refused_since
+        if so_far + wait > self.max_wait:
             raise TargetThrottled(
-                f"key {label!r} has been refused ({state.refused_status}) for "
-                f"{refused:.0f} s on end, longer than the {self.max_wait:.0f} s this run waits "
+                f"key {label!r} has been refused ({state.refused_status}) on end for "
+                f"{so_far:.0f} s, and {wait:.0f} s more of waiting would make it "
+                f"{so_far + wait:.0f} s, longer than the {self.max_wait:.0f} s this run waits "
                 "for one key"
             )
 
