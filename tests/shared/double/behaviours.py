@@ -77,6 +77,11 @@ FAULTS: dict[str, Fault] = {
         "is due (the request's own requirement, not GEN-NO-SERVER-ERROR too).",
         hint="failed on this input",
     ),
+    "oversized-key-500": Fault(
+        "GEN-NO-SERVER-ERROR",
+        "An Authorization header over 1 KiB overflows the key lookup's buffer: 500, where an "
+        "invalid key of any length is a 401.",
+    ),
     # --- Validation ----------------------------------------------------------------------------
     "missing-name-accepted": Fault(
         "VAL-MISSING-FIELD-400",
