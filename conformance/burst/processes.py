@@ -175,7 +175,7 @@ async def _send(
 
     async def connection() -> None:
         nonlocal left
-        sending = Connection(request, client.burst.ssl_context, client.timeout, count)
+        sending = Connection(request, client.burst.ssl_context, client.response_seconds, count)
         try:
             while left > 0 and not stop.is_set():
                 left -= 1

@@ -188,7 +188,7 @@ class BurstConnection:
         self._request = BurstRequest(sent)
         count = functools.partial(client.budget.count, label)
         ssl_context = client.burst.ssl_context
-        self._connection = Connection(self._request, ssl_context, client.timeout, count)
+        self._connection = Connection(self._request, ssl_context, client.response_seconds, count)
 
     async def send(self) -> Exchange:
         try:

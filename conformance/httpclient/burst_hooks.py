@@ -37,7 +37,6 @@ class BurstHooks:
         ssl_context: ssl.SSLContext,
         proxy: str | None,
         async_transport: httpx.AsyncBaseTransport | None,
-        timeout: float,
         response_seconds: float,
     ):
         self._templates = templates
@@ -48,8 +47,7 @@ class BurstHooks:
         self.ssl_context = ssl_context
         self._proxy = proxy
         self._async_transport = async_transport
-        self.timeout = timeout
-        self._response_seconds = response_seconds
+        self.response_seconds = response_seconds
 
     @contextlib.asynccontextmanager
     async def async_session(self, connections: int) -> AsyncIterator[httpx.AsyncClient]:
@@ -58,7 +56,7 @@ class BurstHooks:
             self._async_transport,
             self.ssl_context,
             self._proxy,
-            self.timeout,
+            self.response_seconds,
             self._templates.default_headers(),
             connections,
         ) as session:
@@ -75,7 +73,7 @@ class BurstHooks:
             request = build(self._http, prepared)
             started_at, started = time.time(), time.perf_counter()
             try:
-                async with asyncio.timeout(self._response_seconds):
+                async with asyncio.timeout(self.response_seconds):
                     with response_tally():
                         response = await session.send(request, stream=True)
                         body = await responses.read_async(response)

@@ -73,7 +73,6 @@ class ConformanceClient:
         keys: dict[str, str],
         *,
         max_requests: int | None = None,
-        timeout: float = 10.0,
         max_wait: float = 120.0,
         clock: Clock | None = None,
         rng: random.Random | None = None,
@@ -91,7 +90,8 @@ class ConformanceClient:
         deadline: float | None = None,
     ):
         self.base_url = base_url
-        self.timeout = timeout
+        # One bound on a response, whole (bounds.py) and each read of it: one can be no longer
+        # than the other, so they are one setting.
         self.response_seconds = response_seconds
         secrets = Secrets(keys, proxy_credentials(proxy))
         self._pacer = Pacer(clock or SystemClock(), rng or random.Random(), max_wait, on_wait)
@@ -99,7 +99,7 @@ class ConformanceClient:
             self._pacer.set_deadline(deadline)
         self.budget = Budget(max_requests, self._pacer.check)
         self._templates = Templates(base_url, secrets, user_agent, allow_key_in_url)
-        self._failures = Failures(secrets, proxy, timeout, response_seconds)
+        self._failures = Failures(secrets, proxy, response_seconds)
         self._observer = Observer(
             self._pacer, Recorder(secrets, body_dir, curl_options), on_exchange
         )
@@ -109,7 +109,7 @@ class ConformanceClient:
         # The proxy is decided by the caller (conformance.httpclient.connection), not read again by
         # httpx from the environment: the report names the one every request went through.
         headers = self._templates.default_headers()
-        self._http = sessions.session(transport, ssl_context, proxy, timeout, headers)
+        self._http = sessions.session(transport, ssl_context, proxy, response_seconds, headers)
         self._sender = Sender(
             self._http, self._pacer, self.budget, self._failures, self._observer, response_seconds
         )
@@ -122,7 +122,6 @@ class ConformanceClient:
             ssl_context=ssl_context,
             proxy=proxy,
             async_transport=async_transport,
-            timeout=timeout,
             response_seconds=response_seconds,
         )
 

@@ -51,12 +51,9 @@ def failure_reason(error: Exception) -> str:
 class Failures:
     """Makes the `TargetUnreachable` of a run's requests: the URL redacted, the proxy named."""
 
-    def __init__(
-        self, secrets: Secrets, proxy: str | None, timeout: float, response_seconds: float
-    ):
+    def __init__(self, secrets: Secrets, proxy: str | None, response_seconds: float):
         self._secrets = secrets
         self._proxy = proxy
-        self._timeout = timeout
         self._response_seconds = response_seconds
 
     def unreachable(self, url: str, reason: str) -> TargetUnreachable:
@@ -71,7 +68,7 @@ class Failures:
     def of(self, error: httpx.TransportError, request: httpx.Request) -> Exception:
         if isinstance(error.__cause__, ResponseTooSlow):
             return self.too_slow(request)
-        reason = _unreachable_reason(error, self._timeout)
+        reason = _unreachable_reason(error, self._response_seconds)
         where = self._secrets.redact(str(request.url))
         if self._proxy:
             where += f" through the proxy {without_credentials(self._proxy)}"

@@ -117,7 +117,7 @@ def scripted():
 
 
 def client_for(server: ScriptedServer, **options) -> ConformanceClient:
-    return ConformanceClient(server.base_url, {"main": KEY}, timeout=5.0, **options)
+    return ConformanceClient(server.base_url, {"main": KEY}, response_seconds=5.0, **options)
 
 
 def test_one_kept_alive_connection_reads_both_body_framings_and_records_no_key(scripted):
@@ -195,7 +195,7 @@ def test_through_a_proxy_the_burst_sends_through_httpx():
 
 def test_a_server_that_does_not_answer_is_named_after_the_timeout(scripted):
     server = scripted(lambda n: (b"", False))  # reads the request, says nothing
-    client = ConformanceClient(server.base_url, {"main": KEY}, timeout=0.3)
+    client = ConformanceClient(server.base_url, {"main": KEY}, response_seconds=0.3)
     with client, pytest.raises(TargetUnreachable, match=r"no response within 0\.3 s"):
         send_wave(client, "main", Wave(1, 1))
 

@@ -581,7 +581,10 @@ def closed_port() -> int:
 
 def test_a_closed_port_raises_target_unreachable_with_one_line():
     client = ConformanceClient(
-        f"http://127.0.0.1:{closed_port()}/v1", {"main": MAIN}, timeout=2, allow_key_in_url=True
+        f"http://127.0.0.1:{closed_port()}/v1",
+        {"main": MAIN},
+        response_seconds=2,
+        allow_key_in_url=True,
     )
     with pytest.raises(TargetUnreachable) as caught:
         client.get("/categories", params={"k": "{main}"})
@@ -597,7 +600,7 @@ def test_a_timeout_raises_target_unreachable():
     def slow(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("timed out", request=request)
 
-    client, _ = make_client(slow, timeout=3)
+    client, _ = make_client(slow, response_seconds=3)
     with pytest.raises(TargetUnreachable, match=r"no response within 3 s"):
         client.get("/categories")
 
@@ -771,7 +774,9 @@ def test_a_request_that_is_not_valid_http_is_our_error_not_an_unreachable_target
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        client = ConformanceClient(f"http://127.0.0.1:{port}/v1", {"main": MAIN}, timeout=2)
+        client = ConformanceClient(
+            f"http://127.0.0.1:{port}/v1", {"main": MAIN}, response_seconds=2
+        )
         with pytest.raises(ValueError, match="cannot send this request"):
             client.get("/categories", key=None, authorization="Bearer ")
 
