@@ -31,8 +31,8 @@ def evidence(outcome: RequirementOutcome) -> list[dict]:
     ]
 
 
-def basis_entry(basis: spec.Basis | None) -> dict | None:
-    return {"source": basis.source, "words": basis.words} if basis else None
+def basis_entry(basis: spec.Basis) -> dict:
+    return {"source": basis.source, "words": basis.words}
 
 
 def requirement_entry(outcome: RequirementOutcome) -> dict:
@@ -42,14 +42,18 @@ def requirement_entry(outcome: RequirementOutcome) -> dict:
         "level": requirement.level,
         "section": requirement.section,
         "statement": requirement.statement,
-        # What makes it a MUST: the document's words or an RFC's (None for a SHOULD without).
-        "basis": basis_entry(requirement.basis),
         "outcome": outcome.outcome,
         "checks": outcome.checks,
         "failed_checks": len(outcome.failures),
         "tests": outcome.tests,
         "evidence": evidence(outcome),
     }
+    # What makes it a MUST: the document's words or an RFC's. A SHOULD without one says why it
+    # is no more than a SHOULD instead (its rationale), rather than a basis of null.
+    if requirement.basis is not None:
+        entry["basis"] = basis_entry(requirement.basis)
+    elif requirement.rationale:
+        entry["rationale"] = requirement.rationale
     if outcome.reason:
         entry["reason"] = outcome.reason
     if outcome.blocked_by:
