@@ -14,6 +14,7 @@ from conformance import interruption
 from conformance.clients import command as client_command
 from conformance.evidence import compare
 from conformance.judging import checks
+from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS
 from conformance.reports import attestation, verify
 from conformance.run import NoVerdict, open_run
@@ -151,6 +152,8 @@ def closing_line(report_dir: Path, run_id: str, status: int) -> str:
     why = statement.get("result_reason") or statement.get("reason")
     if result == "no verdict" and why:
         detail = f": {why}"
+    elif STOPPED_EARLY in (statement.get("reason") or ""):
+        detail += "; stopped early: " + statement["reason"].partition(STOPPED_EARLY)[2]
     return (
         f"petstore-conformance: {result} (exit {status}){detail}; "
         f"report {report_dir / 'report.html'}"

@@ -1,5 +1,6 @@
 """SIGTERM (a CI job's time limit) and SIGINT (Ctrl-C) end a run the same way: the tests stop,
-the run sends nothing more, and every report is written with "no verdict: interrupted".
+the run sends nothing more, and every report is written saying "interrupted": no verdict, or
+"not conformant" where a MUST requirement had already failed.
 
 Python turns SIGINT into KeyboardInterrupt, which pytest already ends a session on (it still
 writes its reports); SIGTERM is made to do the same. A second signal while the reports are

@@ -6,7 +6,6 @@ installed, so it stays inert until a test of `conformance.suite` asks for the `r
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from conformance.httpclient import connection
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import TargetThrottled, TargetUnreachable
 from conformance.judging import causes, checks, fronts, hints
-from conformance.judging.verdict import NO_VERDICT, Verdict, decide
+from conformance.judging.verdict import Verdict, decide
 from conformance.options import OPTIONS
 from conformance.progress import Progress
 from conformance.reports import console, html, junit, statement
@@ -41,7 +40,6 @@ class State:
     verdict: Verdict | None = None
     progress: Progress = field(default_factory=lambda: Progress(None))
     conclusion: certification.Conclusion | None = None
-    interrupted: bool = False  # by SIGTERM or SIGINT: no verdict, whatever was seen
     restore_signals: Callable[[], None] = lambda: None
 
 
@@ -266,8 +264,8 @@ def pytest_sessionfinish(session: pytest.Session):
         return (yield)
     run = state.run
     if interruption.received():
-        # SIGTERM or SIGINT: nothing more is sent, from any thread; the reports say so.
-        state.interrupted = True
+        # SIGTERM or SIGINT: nothing more is sent, from any thread; the reports say so. What
+        # failed before it is proven all the same: the verdict follows it (decide).
         state.stopped = interruption.reason(run.started_at)
         run.client.halt(f"the run was {state.stopped}")
     reason = state.stopped
@@ -280,14 +278,12 @@ def pytest_sessionfinish(session: pytest.Session):
         strict=run.settings.strict,
         profile=run.settings.profile,
         no_verdict_reason=reason,
-        untested_reason=untested_reason(run),
+        untested_reason=f"not run: {reason}" if reason else untested_reason(run),
         unavailable=unavailable(run.settings),
         cannot_check=state.ledger.unavailable,
         left_open=state.ledger.left_open,
         skipped_cases=state.ledger.skipped_cases,
     )
-    if state.interrupted:  # whatever it saw, a run cut short by its user decides nothing
-        state.verdict = dataclasses.replace(state.verdict, verdict=NO_VERDICT, reason=reason)
     hints.attach(state.verdict, run.client.exchanges)
     state.conclusion = certification.conclude(run, state.verdict)
     statement.write(

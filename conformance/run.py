@@ -25,7 +25,7 @@ from conformance.httpclient.client import (
     TargetThrottled,
     TargetUnreachable,
 )
-from conformance.judging import checks, response_checks
+from conformance.judging import checks, response_checks, served
 from conformance.progress import Progress
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
 
@@ -187,6 +187,7 @@ def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClie
     def observe(exchange: Exchange) -> None:
         with checks.observing():
             response_checks.observe(exchange, settings)
+            served.judge(exchange, settings)
 
     return ConformanceClient(
         settings.base_url,

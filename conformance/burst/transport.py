@@ -89,10 +89,11 @@ class SendFailed(Exception):
 Cut = tuple[int, str] | None
 """Where a response was cut: the bound it went past and what went past it (`bounds.BODY` or
 `bounds.FRAMING`); None for a response read whole."""
-Answer = tuple[int, list[tuple[str, str]], bytes, float, float, Cut]
+Answer = tuple[int, list[tuple[str, str]], bytes, float, float, Cut, bool]
 """A response as a burst needs it: status, headers, body (up to what an exchange records), when
-its request was sent (epoch seconds), how long it took, and where it was cut. A plain tuple: a
-wave sent from other processes (`conformance.burst.processes`) brings its answers back pickled."""
+its request was sent (epoch seconds), how long it took, where it was cut, and whether the body
+was kept only in part (`ResponseReader.partial`). A plain tuple: a wave sent from other processes
+(`conformance.burst.processes`) brings its answers back pickled."""
 
 
 class BurstRequest:
@@ -139,7 +140,7 @@ class Connection:
             try:
                 async with asyncio.timeout(self._timeout):
                     reader = self._reader or await self._open()
-                    status, headers, body, cut = await reader.exchange(self._request.data)
+                    status, headers, body, cut, partial = await reader.exchange(self._request.data)
                 break
             except NoResponse:
                 self.close()
@@ -162,7 +163,7 @@ class Connection:
         elapsed = time.perf_counter() - started
         if self._reader is not None and not self._reader.keep_alive:
             self.close()  # Connection: close, or HTTP/1.0: the next request needs a new one
-        return status, headers, body, started_at, elapsed, cut
+        return status, headers, body, started_at, elapsed, cut, partial
 
     async def _open(self) -> ResponseReader:
         host = self._request.url.host
@@ -203,13 +204,15 @@ class BurstConnection:
 def received(
     client: ConformanceClient, label: str, request: BurstRequest, answer: Answer
 ) -> Exchange:
-    status, headers, body, started_at, elapsed, cut = answer
+    status, headers, body, started_at, elapsed, cut, partial = answer
     text = body.decode("utf-8", errors="replace")
     times = (started_at, elapsed)
-    return client.burst.received(label, request.recorded, status, headers, text, times, cut)
+    return client.burst.received(
+        label, request.recorded, status, headers, text, times, cut, body_cut=partial
+    )
 
 
-Parsed = tuple[int, list[tuple[str, str]], bytes, Cut]
+Parsed = tuple[int, list[tuple[str, str]], bytes, Cut, bool]
 
 
 class ResponseReader(asyncio.Protocol):
@@ -239,6 +242,9 @@ class ResponseReader(asyncio.Protocol):
         self._body = bytearray()
         self._kept = MAX_BODY_BYTES
         self._decoder: BodyReader | None = None  # a gzip or deflate body's, while it is kept
+        # Only the start of the body is kept (a success's), or it is kept in a coding not
+        # decoded here: what is kept is not the body the checks would read.
+        self.partial = False
         self._body_bytes = 0  # all of the body so far, kept or not
         self._framed = True  # Content-Length or chunked (else the body ends at the close)
 
@@ -304,6 +310,8 @@ class ResponseReader(asyncio.Protocol):
         coding = named.get("content-encoding")
         if coding is not None and decoded(coding):
             self._decoder = BodyReader(coding, self._kept)
+        elif coding is not None and coding.strip().lower() not in ("", "identity"):
+            self.partial = True
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
@@ -311,6 +319,7 @@ class ResponseReader(asyncio.Protocol):
             self._decode(body)
         else:
             self._body += body[: max(0, self._kept - len(self._body))]
+            self.partial = self.partial or self._body_bytes > len(self._body)
         if self._body_bytes > MAX_BODY_BYTES:
             self._cut(MAX_BODY_BYTES, BODY)
 
@@ -323,6 +332,7 @@ class ResponseReader(asyncio.Protocol):
             if self._kept == MAX_BODY_BYTES:  # a refusal's body, inflating past the bound
                 self._cut(MAX_BODY_BYTES, BODY)
             # a success's: what an exchange shows is kept, the rest read and discarded
+            self.partial = True
         except httpx.DecodingError as error:
             self._decoder = None
             self._fail(Unreadable(str(error)))
@@ -341,7 +351,7 @@ class ResponseReader(asyncio.Protocol):
 
     def _done(self, cut: Cut = None) -> None:
         body = self._decoder.body if self._decoder is not None else bytes(self._body)
-        result = (self._status, self._headers, body, cut)
+        result = (self._status, self._headers, body, cut, self.partial)
         waiter = self._waiter
         self._reset()
         if waiter is not None and not waiter.done():

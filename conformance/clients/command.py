@@ -12,17 +12,24 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from conformance.clients import judging, reports
-from conformance.clients.runner import CommandDidNotStart, ScenarioRun, run_scenario, stop_all
+from conformance.clients import judging, reaping, reports
+from conformance.clients.runner import (
+    CommandDidNotStart,
+    ScenarioRun,
+    reap_strays,
+    run_scenario,
+    stop_all,
+)
 from conformance.clients.scenarios import BY_NAME, SCENARIOS, Scenario
 from conformance.judging.verdict import Verdict, decide
 
 PROG = "petstore-conformance client"
 NO_VERDICT = 2
 DEFAULT_TIMEOUT = 90.0
+REAP_SECONDS = 0.5  # how often the orphans clients leave are reaped while the run goes on
 SWITCH_WORDS = ("1", "true", "yes", "on")
 
 
@@ -96,20 +103,31 @@ def chosen_scenarios(names: list[str] | None) -> list[Scenario]:
 
 
 def run_all(scenarios: list[Scenario], command: str, timeout: float) -> list[ScenarioRun]:
-    """Every scenario at once, each on its own server: the run takes as long as its longest."""
-    with ThreadPoolExecutor(max_workers=len(scenarios)) as pool:
-        futures = [pool.submit(run_scenario, s, command, timeout) for s in scenarios]
-        try:
-            return [future.result() for future in futures]
-        except BaseException:  # Ctrl-C, or a command that cannot start: stop every client
-            stop_all()
-            raise
+    """Every scenario at once, each on its own server: the run takes as long as its longest.
+    Whatever the clients started is stopped before it returns, however it detached."""
+    reaping.become_subreaper()
+    try:
+        with ThreadPoolExecutor(max_workers=len(scenarios)) as pool:
+            futures = [pool.submit(run_scenario, s, command, timeout) for s in scenarios]
+            try:
+                pending = set(futures)
+                while pending:
+                    done, pending = wait(pending, REAP_SECONDS, FIRST_EXCEPTION)
+                    for future in done:
+                        future.result()  # a command that cannot start raises here
+                    reap_strays()
+                return [future.result() for future in futures]
+            except BaseException:  # Ctrl-C, or a command that cannot start: stop every client
+                stop_all()
+                raise
+    finally:
+        reaping.stop_everything_below()
 
 
 def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
     """The verdict. With every scenario, a MUST requirement left unjudged means no verdict (the
     client sent too little); with some (--scenario), only what those scenarios can show is
-    judged, and the rest is not tested."""
+    judged, and the rest is not tested. A client that sent no whole request has no verdict."""
     every = {run.scenario.name for run in runs} == {scenario.name for scenario in SCENARIOS}
     settled = judging.settle_across_run([r for run in runs for r in judging.judge(run)])
     verdict = decide(
@@ -121,6 +139,7 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
         if every
         else "not shown by the scenarios chosen (--scenario)",
         cannot_check={**judging.unshown(runs), **settled.displaced_reasons()},
+        no_verdict_reason=judging.nothing_shown(runs),
     )
     judged = {o.requirement.id: o.outcome for o in verdict.outcomes}
     for outcome in verdict.outcomes:

@@ -12,7 +12,7 @@ with the wall clock at arrival (the scenario server and the client share the mac
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 
 from conformance.clients.recorder import Arrival
@@ -223,7 +223,7 @@ def check_retries(run: ScenarioRun) -> list[CheckResult]:
         served = sum(200 <= a.status < 300 for a in run.arrivals)
         message = f"retried: {len(run.arrivals)} requests, {served} served, exit {run.exit_status}"
         return result(run, check_retries, "CLI-RETRIES", True, message)
-    how = "was stopped at its time limit" if run.timed_out else f"exited {run.exit_status}"
+    how = "was stopped at its time limit" if run.stopped else f"exited {run.exit_status}"
     message = (
         f"after one 429 (Retry-After: {run.arrivals[0].header('Retry-After') or 'none'}) to a "
         f"GET the client sent nothing more and {how}: it gave up where it could have waited"
@@ -287,6 +287,7 @@ def unshown(runs: list[ScenarioRun]) -> dict[str, str]:
     """Why rules of waiting were not judged of a client that gave up where it could have
     waited (its choice): said plainly, not failed, and no reason to withhold a verdict."""
     reasons = {}
+    runs = [judged(run) for run in runs]
     for status, requirement_ids in NEVER_BACK.items():
         gave_up = [run for run in runs if run.arrivals and run.arrivals[-1].status == status]
         if gave_up and not any(waited_for(run, [status]) for run in runs):
@@ -314,12 +315,12 @@ def check_gives_up(run: ScenarioRun) -> list[CheckResult]:
     last = run.arrivals[-1]
     first = run.arrivals[0]
     span = last.arrived - first.answered
-    if run.timed_out or run.exit_status == 0 or span > GIVE_UP_SECONDS:
-        how = (
-            f"was still running at {run.time_limit:g} s and was stopped"
-            if run.timed_out
-            else f"exited {run.exit_status}"
-        )
+    if run.stopped or run.exit_status == 0 or span > GIVE_UP_SECONDS:
+        how = f"exited {run.exit_status}"
+        if run.stopped:
+            how = f"was still running at {run.time_limit:g} s and was stopped"
+        if run.flooded:
+            how = "was stopped there, the most a scenario records"
         message = (
             f"on a 429 that never ends the client sent {len(run.arrivals)} requests over "
             f"{span:.1f} s and {how}; it must give up within {GIVE_UP_SECONDS} s, exit non-zero"
@@ -404,8 +405,30 @@ CHECKS = (
 )
 
 
+def judged(run: ScenarioRun) -> ScenarioRun:
+    """The run as the rules read it: without the requests the scenario server refused before
+    they were whole (a body over its bound, or too slow to come), which show nothing."""
+    return replace(run, arrivals=[arrival for arrival in run.arrivals if arrival.complete])
+
+
 def judge(run: ScenarioRun) -> list[CheckResult]:
+    run = judged(run)
     return [item for check in CHECKS for item in check(run)]
+
+
+def nothing_shown(runs: list[ScenarioRun]) -> str | None:
+    """Why there is nothing to judge when the client sent no whole request in any scenario: such
+    a client is never certified, whatever scenarios were chosen."""
+    if any(arrival.complete for run in runs for arrival in run.arrivals):
+        return None
+    refused = [arrival for run in runs for arrival in run.arrivals]
+    if not refused:
+        return "the client sent no request in any scenario"
+    statuses = ", ".join(sorted({str(arrival.status) for arrival in refused}))
+    return (
+        f"the client sent no whole request in any scenario ({len(refused)} refused before "
+        f"they were read to the end: {statuses})"
+    )
 
 
 @dataclass

@@ -2,23 +2,40 @@
 reference's app that notes the moments (monotonic, for waits; wall clock, for HTTP-dates and
 Resets), what judging needs of the raw request (was the key a bearer token, was it in the
 URL, a fingerprint to tell an unchanged repeat), and the exchange itself with every secret
-replaced, in the checker's own `Exchange` form, so the reports show it as they show a server's."""
+replaced, in the checker's own `Exchange` form, so the reports show it as they show a server's.
+
+A request is read as a server reads it, within bounds: a body over the reference's own 64 KiB is
+refused 413, one still coming after BODY_SECONDS 408, each with `Connection: close` and the rest
+unread. Such a request is shown in the reports but judged by no rule (`Arrival.complete`). Past
+MAX_REQUESTS in one scenario, nothing more is recorded (`full`: the runner stops the client)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from conformance import strict_json
 from conformance.httpclient.recording import Exchange
 from conformance.httpclient.redaction import Secrets, redact_authorization
+from conformance.reference.errors import error_response
+from conformance.reference.validation import MAX_BODY_BYTES
 
-BODY_LIMIT = 1 << 20  # recorded bytes of a request body; clients of this API send a few dozen
+BODY_LIMIT = MAX_BODY_BYTES  # bytes of a request body read; clients of this API send a few dozen
+# Seconds from a request's head to the end of its body. A client writes its body at once: this
+# only stops one that trickles it (nginx's client_body_timeout is 60 s between two reads).
+BODY_SECONDS = 10.0
+# Requests recorded of one scenario. A careful client sends a few, one that never gives up on
+# the endless 429 some 35; past this many it is hammering, and judged on what it sent so far:
+# its record, and the judging of every pair of its requests, stay bounded.
+MAX_REQUESTS = 300
 # Exchange ids are unique across the scenarios of a run (they run at once): the HAR and the
 # reports name exchanges by id.
 _EXCHANGE_IDS = itertools.count(1)
@@ -39,6 +56,7 @@ class Arrival:
     fingerprint: str = ""  # method, target, Authorization, Content-Type and body
     media_type: str | None = None  # of the request body, without parameters
     body: Any = field(default=NOT_JSON, repr=False)  # the request body as JSON, when it is
+    complete: bool = True  # False: refused before the app (413, 408): shown, never judged
 
     @property
     def status(self) -> int:
@@ -57,15 +75,26 @@ class Recorder:
         self.secrets = Secrets({"main": key})
         self.reproduce = reproduce  # the line that runs the scenario again, for the reports
         self.arrivals: list[Arrival] = []
+        self.full = threading.Event()  # MAX_REQUESTS recorded: the client is to be stopped
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if len(self.arrivals) >= MAX_REQUESTS:  # neither read nor recorded
+            self.full.set()
+            message = f"The scenario server records {MAX_REQUESTS} requests at most."
+            await error_response(503, "request_limit", message, {"Connection": "close"})(
+                scope, receive, send
+            )
+            return
         arrived, arrived_wall = time.monotonic(), time.time()
-        body, receive = await _read_body(receive)
+        body, refusal, receive = await _read_body(scope, receive)
         arrival = self._arrival(scope, body, arrived, arrived_wall)
+        arrival.complete = refusal is None
         self.arrivals.append(arrival)
+        if len(self.arrivals) >= MAX_REQUESTS:
+            self.full.set()
         response_body = bytearray()
 
         async def recording_send(message: Message) -> None:
@@ -85,7 +114,10 @@ class Recorder:
                     arrival.exchange.elapsed = time.monotonic() - arrival.arrived
             await send(message)
 
-        await self.app(scope, receive, recording_send)
+        if refusal is None:
+            await self.app(scope, receive, recording_send)
+        else:
+            await refusal(scope, receive, recording_send)
 
     def _arrival(self, scope: Scope, body: bytes, arrived: float, arrived_wall: float) -> Arrival:
         headers = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in scope["headers"]]
@@ -133,17 +165,29 @@ class Recorder:
         )
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
-    """The whole request body, read before the app runs (a refused request is never read by
-    the app, yet its body is evidence), and a `receive` that hands it over again."""
+async def _read_body(scope: Scope, receive: Receive) -> tuple[bytes, Response | None, Receive]:
+    """The request body, read before the app runs (a refused request is never read by the app,
+    yet its body is evidence), and a `receive` that hands it over again; or, for a body over
+    BODY_LIMIT or not there within BODY_SECONDS, what was read and the refusal to answer."""
+    declared = dict(scope["headers"]).get(b"content-length", b"")
+    if declared.strip().isdigit() and int(declared) > BODY_LIMIT:
+        return b"", _refusal(413, "payload_too_large", f"exceeds {BODY_LIMIT} bytes"), receive
     chunks = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.extend(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            while len(chunks) <= BODY_LIMIT:
+                message = await receive()
+                if message["type"] != "http.request":
+                    break
+                chunks.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    break
+    except TimeoutError:
+        message = f"did not arrive within {BODY_SECONDS:g} s"
+        return bytes(chunks), _refusal(408, "request_timeout", message), receive
+    if len(chunks) > BODY_LIMIT:
+        refusal = _refusal(413, "payload_too_large", f"exceeds {BODY_LIMIT} bytes")
+        return bytes(chunks[:BODY_LIMIT]), refusal, receive
     body = bytes(chunks)
     replayed = False
 
@@ -154,7 +198,14 @@ async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return body[:BODY_LIMIT], replay
+    return body, None, replay
+
+
+def _refusal(status: int, code: str, what: str) -> Response:
+    """The answer a server gives a request it will not read to the end: an Error body, and the
+    connection closed after it (the rest of the body is never read)."""
+    message = f"The request body {what}."
+    return error_response(status, code, message, {"Connection": "close"})
 
 
 def _json_or_not(body: bytes) -> Any:

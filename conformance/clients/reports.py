@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from conformance import __version__, spec, strict_json
-from conformance.clients.judging import early_requests, wait_end
+from conformance.clients.judging import early_requests, judged, wait_end
 from conformance.clients.runner import ScenarioRun
 from conformance.judging.verdict import NO_VERDICT, Verdict
 from conformance.reports import badge, har, html, package, timeline
@@ -35,7 +35,7 @@ class ClientRun:
 
 
 def scenario_line(run: ScenarioRun) -> str:
-    how = f"stopped at {run.time_limit:g} s" if run.timed_out else f"exit {run.exit_status}"
+    how = run.how_stopped() if run.stopped else f"exit {run.exit_status}"
     statuses = " ".join(str(arrival.status) for arrival in run.arrivals[:12])
     more = " …" if len(run.arrivals) > 12 else ""
     count = f"{len(run.arrivals)} request" + ("" if len(run.arrivals) == 1 else "s")
@@ -72,6 +72,7 @@ def scenario_entry(run: ScenarioRun) -> dict:
         "repeat": run.scenario.repeat,
         "exit_status": run.exit_status,
         "timed_out": run.timed_out,
+        "stopped_at_request_limit": run.flooded,
         "seconds": round(run.seconds, 3),
         "requests": [
             {
@@ -81,6 +82,7 @@ def scenario_entry(run: ScenarioRun) -> dict:
                 "status": arrival.status,
                 "retry_after": arrival.header("Retry-After"),
                 "exchange": arrival.exchange.id,
+                "judged": arrival.complete,  # False: refused before it was whole (413, 408)
             }
             for arrival in run.arrivals
         ],
@@ -149,7 +151,7 @@ def timeline_lanes(client_run: ClientRun) -> list[tuple[str, list[timeline.Clien
         if not run.arrivals:
             continue
         start = run.arrivals[0].arrived
-        early = {id(item.arrival) for item in early_requests(run, [429, 503])}
+        early = {id(item.arrival) for item in early_requests(judged(run), [429, 503])}
         marks = []
         for arrival in run.arrivals:
             end = wait_end(arrival)

@@ -19,6 +19,8 @@ from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
+from conformance.httpclient.blanket import Blanket
+
 BASE_DELAY = 1.0
 """First exponential back-off step, in seconds."""
 MAX_EXPONENTIAL_DELAY = 60.0
@@ -167,6 +169,8 @@ class Pacer:
     deadline_seconds: float = 0.0
     halted: str | None = None
     """Why the run sends nothing more (an interruption), once it is so."""
+    blanket: Blanket = field(default_factory=Blanket)
+    """A front's refusals of every caller (conformance.httpclient.blanket)."""
 
     def halt(self, reason: str) -> None:
         """Send nothing more; a key asleep waking now to say so."""
@@ -207,6 +211,8 @@ class Pacer:
                     f"key {label!r} is limited for {wait:.0f} s, "
                     f"longer than the {self.max_wait:.0f} s this run may wait"
                 )
+            if (blanket := self.blanket.reason(self.clock.now())) is not None:
+                raise TargetThrottled(blanket)
             self.check(label, wait)
             self._check_refused_for(label, wait)
             over = self.on_wait(label, wait, self._state(label).reason) if self.on_wait else None
@@ -225,11 +231,12 @@ class Pacer:
         state = self._state(label)
         if not state.consecutive_429s:
             return
-        refused = self.clock.now() - state.refused_since + wait
-        if refused > self.max_wait:
+        so_far = self.clock.now() - state.refused_since
+        if so_far + wait > self.max_wait:
             raise TargetThrottled(
-                f"key {label!r} has been refused ({state.refused_status}) for "
-                f"{refused:.0f} s on end, longer than the {self.max_wait:.0f} s this run waits "
+                f"key {label!r} has been refused ({state.refused_status}) on end for "
+                f"{so_far:.0f} s, and {wait:.0f} s more of waiting would make it "
+                f"{so_far + wait:.0f} s, longer than the {self.max_wait:.0f} s this run waits "
                 "for one key"
             )
 
@@ -272,9 +279,14 @@ class Pacer:
         self.block(label, wait, reason)
         return wait
 
+    def on_front_refusal(self, label: str, status: int, wait: float) -> None:
+        """The refusal `on_429` just took was made in front of the service (`blanket`)."""
+        self.blanket.refused(label, status, self.clock.now(), wait)
+
     def on_response(self, label: str, proactive_wait: float | None) -> None:
         """Record a non-429 response: the 429 streak ends; pace when the quota is reported spent."""
         with self._lock:
             self._state(label).consecutive_429s = 0
+        self.blanket.answered(label, self.clock.now())
         if proactive_wait is not None:
             self.block(label, proactive_wait, "X-RateLimit-Reset (Remaining reached 0)")

@@ -112,10 +112,12 @@ class BurstHooks:
         text: str,
         times: tuple[float, float],
         cut: tuple[int, str] | None = None,
+        body_cut: bool = False,
     ) -> Exchange:
         """A burst's response: recorded, learnt from and checked like any other (no pacing:
         a burst judges its own). `times` is when it was sent (epoch) and how long it took;
-        `cut`, the bound it went past and what went past it, where it did."""
+        `cut`, the bound it went past and what went past it, where it did; `body_cut`, that
+        `text` is not the whole body as the checks would read it (a success kept in part)."""
         recorder = self._observer.recorder
         too_large, what = cut or (0, BODY)
         exchange = recorder.record(
@@ -128,6 +130,7 @@ class BurstHooks:
             burst=True,
             too_large=too_large,
             too_large_what=what,
+            body_cut=body_cut,
         )
         return self._observer.observe(label, exchange, False)
 

@@ -41,9 +41,17 @@ class Observer:
         seconds left in the window, and waiting for it would stall a correct server's run."""
         if exchange.status in REFUSALS:
             return True
-        return exchange.status in FRONT_REFUSALS and front_refusal(
-            exchange, ServiceKind(self.recorder.exchanges)
-        )
+        return self.by_a_front(exchange)
+
+    def by_a_front(self, exchange: Exchange) -> bool:
+        """A refusal made in front of the service (conformance.httpclient.service_kind). A
+        burst's 429 or 503 is not read so (the burst's thousands of answers, read again for
+        each): where a front refuses every caller, the run's own requests show it."""
+        if exchange.status not in FRONT_REFUSALS or (
+            exchange.burst and exchange.status in REFUSALS
+        ):
+            return False
+        return front_refusal(exchange, ServiceKind(self.recorder.exchanges))
 
     def after_response(
         self,
@@ -70,9 +78,12 @@ class Observer:
     def _learn(self, label: str, exchange: Exchange, pace: bool = True) -> None:
         """Update the label's pacing from what the server said about its limits."""
         date = exchange.header("Date")
-        if self.refused(exchange):
+        front = self.by_a_front(exchange)
+        if front or exchange.status in REFUSALS:
             delay = retry_after_seconds(exchange.header("Retry-After"), date, time.time())
-            self._pacer.on_429(label, delay, exchange.status, exchange.started_at)
+            wait = self._pacer.on_429(label, delay, exchange.status, exchange.started_at)
+            if front:
+                self._pacer.on_front_refusal(label, exchange.status, wait)
             return
         wait = reset_wait(
             exchange.header("X-RateLimit-Remaining"),

@@ -58,6 +58,9 @@ class Exchange:
         0  # the bound the body went past (conformance.httpclient.bounds): only that much read
     )
     too_large_what: str = BODY  # or its FRAMING: what went past `too_large`
+    # Only the start of the body was kept, or it was kept encoded in a coding the checker does
+    # not decode (a burst's success, conformance.burst.transport): not read as the whole body.
+    body_cut: bool = False
     _full_body: str = field(default="", repr=False, compare=False)
     # Made on first use: only a failure's evidence needs it, and a body that a shell line
     # cannot carry is then written to a file, which a passing run should not leave behind.
@@ -83,6 +86,11 @@ class Exchange:
         if self.too_large:
             raise ValueError(self.too_large_text())
         return strict_json.loads(self._full_body)
+
+    def same_body(self, other: Exchange) -> bool:
+        """Whether `other` holds this very body text (the recorder shares one text among
+        answers alike, as a burst's are): judged once, it is judged for both."""
+        return self._full_body is other._full_body
 
     def too_large_text(self) -> str:
         return f"{self.too_large_what} of more than {self.too_large} bytes (read no further)"
@@ -192,6 +200,7 @@ class Recorder:
         burst: bool = False,
         too_large: int = 0,
         too_large_what: str = BODY,
+        body_cut: bool = False,
     ) -> Exchange:
         redact = self._secrets.redact
         _, request_headers, url, request_body = self._shown(sent)
@@ -221,6 +230,7 @@ class Recorder:
             burst=burst,
             too_large=too_large,
             too_large_what=too_large_what,
+            body_cut=body_cut,
             _full_body=full_body,
             _curl=functools.partial(self._curl_line, sent, exchange_id),
         )

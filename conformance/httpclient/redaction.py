@@ -1,7 +1,8 @@
 """Keeping API keys out of everything the checker writes: the keys by label, put into a request
 only at send time and replaced by `***` (or, in a shell line, by their environment variable) in
 whatever is recorded, printed or reported: raw, URL-encoded, JSON-escaped, base64 or base64url,
-whatever a target echoes them as. A proxy's password is taken out the same way.
+hex, `%XX` of every byte, HTML character references, whatever a target echoes them as. A proxy's
+password is taken out the same way.
 
 The client, the burst's own transport and the client mode's recorder all redact through
 `Secrets`.
@@ -31,10 +32,13 @@ CONTROL_BYTES = re.compile(r"[\x00-\x1f\x7f]")
 
 def encoded_forms(secret: str) -> set[str]:
     """The ways a secret may show up: raw, URL-encoded (path or query) or JSON-escaped; and
-    base64 or base64url (a server that echoes credentials encodes them so), as URL-encoded too."""
+    base64 or base64url, hex, `%XX` of every byte or HTML character references of every
+    character (a server that echoes credentials encodes them so), as URL-encoded too."""
     forms = text_forms(secret)
-    for coded in base64_forms(secret.encode("utf-8")) | base64_forms(f"Bearer {secret}".encode()):
-        forms |= text_forms(coded)
+    raw = secret.encode("utf-8")
+    coded = base64_forms(raw) | base64_forms(f"Bearer {secret}".encode()) | bytewise_forms(raw)
+    for form in coded | character_reference_forms(secret):
+        forms |= text_forms(form)
     return {form for form in forms if form}
 
 
@@ -65,6 +69,24 @@ def base64_forms(secret: bytes) -> set[str]:
             if end - start >= INNER_MINIMUM:
                 forms.add(inner[start:end])
     return forms
+
+
+def bytewise_forms(secret: bytes) -> set[str]:
+    """Hex, and `%XX` of every byte, in either case. Each byte has its own two digits, so the
+    secret's form is found as it is inside the form of any longer text."""
+    lower = secret.hex()
+    pairs = [lower[i : i + 2] for i in range(0, len(lower), 2)]
+    percent = "".join(f"%{pair}" for pair in pairs)
+    return {lower, lower.upper(), percent, percent.upper()}
+
+
+def character_reference_forms(secret: str) -> set[str]:
+    """HTML's numeric character reference for every character: decimal, and hex in either
+    case (`&#99;`, `&#x6c;`, `&#x6C;`, `&#X6C;`)."""
+    decimal = "".join(f"&#{ord(char)};" for char in secret)
+    lower = "".join(f"&#x{ord(char):x};" for char in secret)
+    upper = "".join(f"&#x{ord(char):X};" for char in secret)
+    return {decimal, lower, upper, upper.replace("&#x", "&#X")}
 
 
 class Secrets:

@@ -31,15 +31,18 @@ old 420, or a 429. (A front's 413 or 502 is no refusal over a limit: conformance
 
 class ServiceKind:
     """What the service's own responses are like: the Server they name, JSON bodies, and
-    whether they carry the rate-limit headers."""
+    whether they carry the rate-limit headers. Read from the answers no limiter's refusal can
+    be (statuses other than FRONT_REFUSALS): a front that refuses every caller for minutes
+    answers most of a run, and would otherwise pass for the service itself."""
 
     def __init__(self, exchanges: list[Exchange]):
         self.exchanges = exchanges
-        self.ids = {exchange.id for exchange in exchanges}
-        self.servers = Counter(exchange.header("Server") for exchange in exchanges)
-        with_body = [exchange for exchange in exchanges if exchange.response_body.strip()]
+        own = [exchange for exchange in exchanges if exchange.status not in FRONT_REFUSALS]
+        self.ids = {exchange.id for exchange in own}
+        self.servers = Counter(exchange.header("Server") for exchange in own)
+        with_body = [exchange for exchange in own if exchange.response_body.strip()]
         self.json_share = share(e.media_type() == "application/json" for e in with_body)
-        self.headed = {e.id for e in exchanges if e.header(RATE_LIMIT_HEADER) is not None}
+        self.headed = {e.id for e in own if e.header(RATE_LIMIT_HEADER) is not None}
 
     def others(self, exchange: Exchange) -> int:
         """How many responses of the run there are besides `exchange`."""

@@ -57,21 +57,31 @@ class Ledger:
     left_open: dict[str, str] = field(default_factory=dict)
     _by_test: dict[str, list[CheckResult]] = field(default_factory=dict, repr=False)
     _passes: dict[tuple[str, str], CheckResult] = field(default_factory=dict, repr=False)
+    _failures: dict[tuple[str, int, str], CheckResult] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, result: CheckResult) -> None:
-        """Keep the result; a check on every response that passed, as one of the test's
-        earlier ones did, is counted on that one instead (a burst of 100,000 responses passes
-        13 such checks each: 1.3 million results, some 300 MB)."""
+    def add(self, result: CheckResult) -> CheckResult:
+        """Keep the result, and return the one kept for it. A check on every response that
+        passed, as one of the test's earlier ones did, is counted on that one instead (a burst
+        of 100,000 responses passes 13 such checks each: 1.3 million results, some 300 MB).
+        The same failure on the same response, seen on every response and again by the test
+        that reads it (a listing that is not JSON), is one failure: the test's own."""
         with self._lock:  # the exhaustion of a spare key records from a thread of its own
             if result.observed and result.passed:
                 key = (result.requirement_id, result.test_id)
                 if (first := self._passes.get(key)) is not None:
                     first.times += 1
-                    return
+                    return first
                 self._passes[key] = result
+            if not result.passed and result.exchange is not None:
+                seen = (result.requirement_id, result.exchange.id, result.message)
+                if (same := self._failures.get(seen)) is not None:
+                    same.observed = same.observed and result.observed
+                    return same
+                self._failures[seen] = result
             self.results.append(result)
             self._by_test.setdefault(result.test_id, []).append(result)
+            return result
 
     # Cases of a requirement this run left out on purpose (the requirement may still be
     # tested by its other cases), each with the reason.
@@ -121,21 +131,27 @@ def expect(
     requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
 ) -> bool:
     """Record whether `requirement_id` held; `message` says what must hold (and what was seen)."""
+    return record(requirement_id, condition, message, exchange).passed
+
+
+def record(
+    requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
+) -> CheckResult:
+    """`expect`'s work: the result kept in the ledger for this check."""
     known(requirement_id)
-    passed = bool(condition)
     result = CheckResult(
-        requirement_id, passed, message, current_test(), exchange, observed=_observing.get()
+        requirement_id, bool(condition), message, current_test(), exchange, _observing.get()
     )
-    ledger().add(result)
-    return passed
+    return ledger().add(result)
 
 
 def require(
     requirement_id: str, condition: Any, message: str, exchange: Exchange | None = None
 ) -> None:
     """Like `expect`, but stop the test here when the requirement does not hold."""
-    if not expect(requirement_id, condition, message, exchange):
-        raise RequirementFailed([ledger().results[-1]])
+    result = record(requirement_id, condition, message, exchange)
+    if not result.passed:
+        raise RequirementFailed([result])
 
 
 def known(requirement_id: str) -> None:

@@ -31,9 +31,10 @@ _QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 class Settings(Protocol):
     """What the checks read of the run's settings (conformance.settings.Settings has it): the
-    plan and its figures, and the key labels of the run."""
+    plan and its figures, the base address, and the key labels of the run."""
 
     plan: str
+    base_url: str
 
     @property
     def plan_limits(self) -> tuple[int | None, int | None]: ...

@@ -12,6 +12,8 @@ CONFORMANT = "conformant"
 NOT_CONFORMANT = "not conformant"
 NO_VERDICT = "no verdict"
 EXIT_STATUS = {CONFORMANT: 0, NOT_CONFORMANT: 1, NO_VERDICT: 2}
+STOPPED_EARLY = "; stopped early, the rest not tested: "
+"""What a decided run's reason says after its failures where it stopped early, and why."""
 
 
 @dataclass
@@ -80,8 +82,9 @@ def decide(
     skipped_cases: dict[str, list[str]] | None = None,
     role: str = "server",
 ) -> Verdict:
-    """MUST failures decide "not conformant" even when the run was cut short; otherwise a full
-    run that could not check every testable MUST requirement has no verdict. `unavailable`
+    """MUST failures decide "not conformant" even when the run was cut short (`no_verdict_reason`
+    says why; the reason names it beside the failures); otherwise a run cut short, or a full
+    run that could not check every testable MUST requirement, has no verdict. `unavailable`
     names requirements this run's inputs cannot check (no spare key, say), and why;
     `cannot_check` those a test found it could not check against this target, and why;
     `left_open` those a test could have checked and did not, and why (they stay unchecked).
@@ -112,7 +115,11 @@ def decide(
     failed = [o.requirement.id for o in outcomes if o.outcome == "failed"]
     undecided = no_verdict_reason or unchecked_reason(outcomes, profile, excused)
     if failed:
-        return Verdict(NOT_CONFORMANT, outcomes, f"failed: {', '.join(failed)}", undecided)
+        # A run stopped early (its deadline, a key limited for too long, an interruption) has
+        # still proven what failed before it stopped: that decides; the reason says both.
+        stopped = f"{STOPPED_EARLY}{no_verdict_reason}" if no_verdict_reason else ""
+        reason = f"failed: {', '.join(failed)}{stopped}"
+        return Verdict(NOT_CONFORMANT, outcomes, reason, undecided)
     if undecided:
         return Verdict(NO_VERDICT, outcomes, undecided)
     return Verdict(CONFORMANT, outcomes)

@@ -1,4 +1,5 @@
-"""uvicorn's httptools protocol, made to serve a request that offers a protocol upgrade.
+"""uvicorn's httptools protocol, made to serve a request that offers a protocol upgrade, and to
+queue no more pipelined requests than one read brings.
 
 Java's HttpClient, Spring's RestClient and `curl --http2` offer a cleartext HTTP/2 upgrade on
 ordinary requests (`Connection: Upgrade, HTTP2-Settings`, `Upgrade: h2c`). httptools (llhttp)
@@ -69,6 +70,11 @@ class HttpToolsServingUpgradeOffers(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self.pipeline and not self.transport.is_closing():
+            # uvicorn reads on at every answer, and httptools queues every request in what it
+            # read: a client that pipelines without end would fill memory with them. Read no
+            # more until the queue is answered (reading resumes at the answer that empties it).
+            self.flow.pause_reading()
         self._hand_over_when_idle()
 
     def _head(self) -> bytes:

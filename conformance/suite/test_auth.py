@@ -5,7 +5,8 @@ Each operation is sent once per way of getting the credential wrong, and must be
 be served. The plugin checks the Error body and `WWW-Authenticate` of every 401 itself. Keys
 appear here only as the `{main}` placeholder, which the client fills in at send time.
 
-Requests: 4 operations x (6 wrong credentials + lower-case scheme + valid key) = 32.
+Requests: 4 operations x (6 wrong credentials + lower-case scheme + valid key) = 32, and one
+with a key of 4 KiB.
 """
 
 from __future__ import annotations
@@ -84,6 +85,11 @@ WRONG_CREDENTIALS = [
         params={"api_key": "{main}", "access_token": "{main}"},
     ),
 ]
+
+OVERSIZED_KEY = f"psc-not-a-key-{secrets.token_hex(8)}-".ljust(4_096, "k")
+"""An invalid key of 4 KiB: a few kilobytes, as a pasted token or a JWT grows, and within the
+8 KiB of a header line that common servers and proxies accept (nginx's default buffers, Apache's
+LimitRequestFieldSize): refused with 401, or 400 or 431 where a server's own limit is smaller."""
 
 KEY_IN_URL = (
     "it would send the real key in the URL, where the target's access log and every proxy's "
@@ -185,5 +191,29 @@ def test_valid_bearer_key_is_served(client, run, operation):
         exchange.status != 401,
         f"{operation.method} {operation.path} with `Authorization: Bearer <API_KEY>` must be "
         f"served, got {exchange.status}",
+        exchange,
+    )
+
+
+def test_oversized_key_is_refused_not_a_server_error(client, run):
+    """An invalid key of 4 KiB is refused like any other: a 401, or a 400 or 431 (RFC 6585)
+    where the header is more than the server takes; never served, never a 5xx."""
+    if run.keyless_refused:
+        pytest.skip(f"not run: {KEYLESS_REFUSED}")
+    listing = OPERATIONS[0]
+    authorization = f"Bearer {OVERSIZED_KEY}"
+    exchange = send(client, run, listing, key=None, authorization=authorization, refusal_due=True)
+    shown = f"GET /categories with an invalid key of {len(OVERSIZED_KEY)} characters"
+    expect(
+        "AUTH-INVALID-KEY-401",
+        not 200 <= exchange.status < 300,
+        f"{shown} must be refused, not served ({exchange.status})",
+        exchange,
+    )
+    expect(
+        "GEN-NO-SERVER-ERROR",
+        exchange.status < 500,
+        f"{shown} must be refused with 401 (or 400 or 431 for a header too large), "
+        f"not answered {exchange.status}",
         exchange,
     )

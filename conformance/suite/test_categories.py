@@ -20,7 +20,11 @@ from typing import Any
 import pytest
 
 from conformance.generation import utf16_length
-from conformance.judging.categories import category_problems, listed_categories
+from conformance.judging.categories import (
+    check_json_media_type,
+    created_category,
+    listed_categories,
+)
 from conformance.judging.checks import cannot_check, expect, require
 from conformance.suite.payloads import LEGITIMATE_NAMES, NAME_LIMIT
 from conformance.suite.throttling import skip_if_throttled
@@ -87,23 +91,9 @@ def create(client: Any, run: Any, body: dict[str, str]) -> tuple[Any, dict[str, 
         exchange,
     ):
         return exchange, None
-    expect(
-        "CAT-JSON-MEDIA-TYPE",
-        exchange.media_type() == "application/json",
-        f"the 201 of POST /categories should be application/json, got {exchange.media_type()}",
-        exchange,
-    )
-    try:
-        category = exchange.json()
-    except ValueError:
-        category = None
-    problems = category_problems(category)
-    require(
-        "CAT-SCHEMA",
-        not problems,
-        "the 201 of POST /categories must carry a Category: " + "; ".join(problems),
-        exchange,
-    )
+    check_json_media_type(exchange, "POST /categories")
+    category, problem = created_category(exchange)
+    require("CAT-SCHEMA", problem is None, problem or "the created Category", exchange)
     run.remember_category(category)
     return exchange, category
 
@@ -205,12 +195,7 @@ def test_list_contains_every_created_category(client, run, created):
         f"GET /categories with a valid key must be answered 200, got {exchange.status}",
         exchange,
     )
-    expect(
-        "CAT-JSON-MEDIA-TYPE",
-        exchange.media_type() == "application/json",
-        f"the 200 of GET /categories should be application/json, got {exchange.media_type()}",
-        exchange,
-    )
+    check_json_media_type(exchange, "GET /categories")
     listed = listed_categories(exchange)
     if listed is None:
         return  # CAT-LIST-200 is recorded as failed; the plugin fails this test for it

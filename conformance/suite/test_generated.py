@@ -34,7 +34,11 @@ from conformance import generation
 from conformance.generation import NO_BODY, Allowance, BodyVerdict, Expectation
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import ConformanceClient, Exchange
-from conformance.judging.categories import category_problems, listed_categories
+from conformance.judging.categories import (
+    check_json_media_type,
+    created_category,
+    listed_categories,
+)
 from conformance.judging.checks import expect
 from conformance.judging.pets import announces_itself, served_a_pet
 
@@ -153,16 +157,6 @@ def check_documented_status(exchange: Exchange, operation: str, allowed: frozens
     )
 
 
-def check_json_media_type(exchange: Exchange, what: str) -> None:
-    expect(
-        "CAT-JSON-MEDIA-TYPE",
-        exchange.media_type() == "application/json",
-        f"the {exchange.status} of {what} should be application/json, "
-        f"got {exchange.header('Content-Type')!r}",
-        exchange,
-    )
-
-
 def check_listing(exchange: Exchange) -> list[Any] | None:
     """GET /categories: 200, a JSON array of Category objects. Returns the array, if it is one."""
     if exchange.status == 429:
@@ -183,19 +177,10 @@ def check_listing(exchange: Exchange) -> list[Any] | None:
 def check_created(exchange: Exchange, run: Any, generated: Generated) -> dict[str, Any] | None:
     """A 201 of POST /categories: a JSON Category with an id of its own. Returns it, if valid."""
     check_json_media_type(exchange, "POST /categories")
-    try:
-        category = exchange.json()
-    except ValueError:
-        category = None
+    category, problem = created_category(exchange)
     if isinstance(category, dict):
         run.remember_category(category)
-    problems = category_problems(category)
-    if not expect(
-        "CAT-SCHEMA",
-        not problems,
-        "the 201 of POST /categories must carry a Category: " + "; ".join(problems),
-        exchange,
-    ):
+    if not expect("CAT-SCHEMA", problem is None, problem or "the created Category", exchange):
         return None
     expect(
         "CAT-ID-UNIQUE",

@@ -398,3 +398,33 @@ def test_a_gzip_body_is_decoded_as_the_client_decodes_it(scripted, path):
     assert [e.status for e in sent] == [200, 429]
     assert sent[0].response_body.startswith('[{"id":1,"name":"Dogs"}')
     assert sent[1].json() == error and error_object_problem(sent[1]) is None
+
+
+def answered(body: bytes, extra: str = "") -> bytes:
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{extra}"
+    return (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+LISTING = b'[{"id":1,"name":"Dogs"}]'
+LONG = b"[" + b" " * RESPONSE_BODY_LIMIT + b"]"
+GZIP = "Content-Encoding: gzip\r\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "extra", "cut"),
+    [
+        (LISTING, "", False),
+        (LONG, "", True),  # only its start is kept
+        (gzip.compress(LISTING), GZIP, False),  # decoded whole
+        (gzip.compress(LONG), GZIP, True),  # decoded, and only its start kept
+        (b"not decoded here", "Content-Encoding: br\r\n", True),
+    ],
+    ids=["whole", "longer-than-kept", "gzip", "gzip-longer-than-kept", "brotli"],
+)
+def test_a_success_whose_body_is_not_kept_whole_says_so(scripted, body, extra, cut):
+    """A burst keeps a success's body up to what a report shows, decoded where it is gzip or
+    deflate: the exchange says when that is not the body (no check reads it as the listing)."""
+    server = scripted(lambda n: (answered(body, extra), False))
+    with client_for(server) as client:
+        [sent] = send_wave(client, "main", Wave(1, 1))
+    assert sent.body_cut is cut

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import strategies as st
@@ -461,3 +463,31 @@ def test_oversized_new_category_may_be_refused(field, length):
     verdict = judge_new_category(body)
     assert verdict.expectation is Expectation.MAY_REJECT
     assert f"`{field}`: it is longer than {generation.LIMITS[field]}" in verdict.reason
+
+
+GENERATION_PEAK_MB = 160  # drawing every operation's cases; Hypothesis' utf-8 table alone is ~200
+
+
+def test_generating_cases_stays_small_with_a_fresh_hypothesis_cache(tmp_path):
+    """Every run starts with an empty Hypothesis cache (in its report folder): the generated
+    tests must not make Hypothesis build its table of what a codec encodes, a tuple for each of
+    1,114,112 code points (280 MB at the peak in a process that drew every operation's cases)."""
+    # The process's own high-water mark (VmHWM), not getrusage's ru_maxrss: Linux carries the
+    # spawning process's peak over into a child's ru_maxrss at exec, and a pytest worker deep in
+    # a parallel run is bigger than the bound (it read 259 MB where VmHWM said 91).
+    draw = (
+        "import hypothesis\n"
+        "from hypothesis.configuration import set_hypothesis_home_dir\n"
+        "from conformance import generation\n"
+        f"set_hypothesis_home_dir({str(tmp_path / '.hypothesis')!r})\n"
+        "for operation in generation.load_operations('http://127.0.0.1:1/v1').values():\n"
+        "    generation.explore(operation.as_strategy(), lambda case: True, examples=20, seed=1)\n"
+        "status = open('/proc/self/status').read()\n"
+        "print(int(status.split('VmHWM:')[1].split()[0]) // 1024)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", draw], capture_output=True, text=True, timeout=300, check=True
+    )
+    peak_mb = int(done.stdout.split()[-1])
+    print(f"{peak_mb} MB drawing cases")
+    assert peak_mb < GENERATION_PEAK_MB, f"{peak_mb} MB drawing cases"

@@ -41,13 +41,36 @@ JSON_429 = (
 )
 
 
+# mod_evasive's way: an address past a rate (five requests in a second) is flagged, and every
+# request from it refused with the stock 403 while flagged; the flag lasts 10 s from the
+# address's last request, so each request refused renews it (mod_evasive's DOSBlockingPeriod).
+FLAGGING_FRONTEND = """\
+frontend api
+    bind 127.0.0.1:{port}
+    stick-table type ip size 100k expire 10s store http_req_rate(1s),gpc0
+    http-request track-sc0 src
+    http-request sc-inc-gpc0(0) if {{ sc_http_req_rate(0) gt 5 }}
+    http-request deny if {{ sc_get_gpc0(0) gt 0 }}
+    default_backend service
+backend service
+    server reference {upstream}
+"""
+EVASIVE_MINUTE_SECONDS = 10
+
+
 @contextmanager
-def reference_behind_haproxy(tmp_path: Path, keys: tuple[str, str], refusal: str) -> Iterator[str]:
+def reference_behind_haproxy(
+    tmp_path: Path,
+    keys: tuple[str, str],
+    refusal: str,
+    frontend: str = FRONTEND,
+    minute_seconds: int = MINUTE_SECONDS,
+) -> Iterator[str]:
     reference = start_reference(
-        reference_args([f"{key}:free" for key in keys], minute_seconds=MINUTE_SECONDS)
+        reference_args([f"{key}:free" for key in keys], minute_seconds=minute_seconds)
     )
     upstream = urlsplit(reference.base_url).netloc
-    config = lambda port: FRONTEND.format(port=port, refusal=refusal, upstream=upstream)  # noqa: E731
+    config = lambda port: frontend.format(port=port, refusal=refusal, upstream=upstream)  # noqa: E731
     try:
         with running_haproxy(tmp_path / "haproxy", config) as haproxy:
             yield f"http://127.0.0.1:{haproxy.port}/v1"
@@ -95,3 +118,29 @@ def test_a_front_429_without_the_headers_is_one_cause(tmp_path: Path, refusal: s
     known by its missing headers while the service said quota was left, whatever its body."""
     run = checked_behind_haproxy(tmp_path, refusal)
     assert_one_named_cause(run, "LIM-HEADERS-PRESENT")
+
+
+def test_a_front_refusing_every_caller_ends_the_run_not_conformant(tmp_path: Path) -> None:
+    """An address flagged for minutes (mod_evasive's way): a 403 to every key and to requests
+    without one, renewed by each. Its first refusal is the cause; the run no longer backs off
+    for ten minutes to find it again: once every caller was refused and the run spent most of
+    a minute waiting, it stops, not conformant, the rest "not run" with that reason."""
+    keys = new_keys()
+    flagging = (DENY, FLAGGING_FRONTEND, EVASIVE_MINUTE_SECONDS)
+    with reference_behind_haproxy(tmp_path, keys, *flagging) as base_url:
+        run = run_command(base_url, keys, tmp_path / "report")
+    print(f"a front refusing every caller: {run.seconds:.0f} s, {run.describe()}")
+    assert_no_key_in_outputs(run)
+    assert run.status == 1, run.describe()
+    assert run.statement["failed_requirements"] == ["LIM-429-WHEN-EXCEEDED"], run.describe()
+    hint = "\n".join(outcome(run, "LIM-429-WHEN-EXCEEDED").get("hints", []))
+    assert "refusal by a limiter in front of the service" in hint, run.describe()
+    stopped = "stopped early, the rest not tested: a front refuses every caller of this run"
+    assert stopped in run.statement["reason"], run.describe()
+    assert "'main' and requests without a key were refused (403)" in run.statement["reason"]
+    not_run = [
+        e["id"]
+        for e in run.statement["requirements"]
+        if e.get("reason", "").startswith("not run: a front refuses every caller")
+    ]
+    assert not_run, run.describe()

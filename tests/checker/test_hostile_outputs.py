@@ -1,8 +1,9 @@
 """A target cannot break the checker's outputs: the checker run against each hostile mode of
 the double (`HOSTILE` in tests/shared/double/behaviours.py) keeps the invariant that mode attacks.
-No encoding of a key in any artifact, strict JSON, JUnit agreeing with the exit status (checked on
-every run by tests/shared/checker_runs.py), a body nested too deep judged rather than crashing a
-test, the User-Agent named and no cookie sent back, nothing written outside the report folder."""
+No encoding of a key in any artifact (base64, hex, %XX, HTML character references), strict
+JSON, JUnit agreeing with the exit status (checked on every run by tests/shared/checker_runs.py),
+a body nested too deep judged rather than crashing a test, the User-Agent named and no cookie
+sent back, nothing written outside the report folder."""
 
 from __future__ import annotations
 
@@ -41,15 +42,30 @@ def base64_traces(secret: bytes) -> set[str]:
     return traces
 
 
-def test_no_base64_form_of_a_key_leaves_the_run(tmp_path: Path) -> None:
-    run = run_checker(tmp_path / "reports", ["echo-credentials-base64"])
+def bytewise_traces(secret: bytes) -> set[str]:
+    """Lower-case forms that text holding `secret`, in hex, `%XX` of every byte or HTML
+    character references (decimal or hex), contains once lower-cased, whatever its case."""
+    return {
+        secret.hex(),
+        "".join(f"%{byte:02x}" for byte in secret),
+        "".join(f"&#{byte};" for byte in secret),
+        "".join(f"&#x{byte:x};" for byte in secret),
+    }
+
+
+def test_no_encoded_form_of_a_key_leaves_the_run(tmp_path: Path) -> None:
+    run = run_checker(tmp_path / "reports", ["echo-credentials-encoded"])
     assert run.status == 0, run.describe()
     texts = artifacts(run)
-    assert "x-debug-key-b64" in texts["exchanges.har"].lower(), "the target echoed nothing"
+    for header in ("x-debug-key-b64", "x-debug-key-hex", "x-debug-auth-html"):
+        assert header in texts["exchanges.har"].lower(), f"the target echoed no {header}"
+    # Found first, then asserted: pytest would explain `trace not in text` with a diff of
+    # megabytes of text.
     for key in run.keys:
-        for trace in base64_traces(key.encode()):
-            for where, text in texts.items():
-                assert trace not in text, f"a base64 form of a key appears in {where}"
+        for where, text in texts.items():
+            found = [trace for trace in base64_traces(key.encode()) if trace in text]
+            found += [trace for trace in bytewise_traces(key.encode()) if trace in text.lower()]
+            assert not found, f"{len(found)} encoded forms of a key in {where}: {found[0][:40]}"
     assert_no_key_leaked(run)
 
 
@@ -147,6 +163,29 @@ def test_base64_of_a_secret_anywhere_is_redacted(key: str, prefix: bytes) -> Non
             for escape in (str, lambda text: text.replace("/", "\\/")):
                 redacted = secrets.redact(escape(text))
                 assert all(escape(trace) not in redacted for trace in base64_traces(secret))
+
+
+@pytest.mark.parametrize("key", ["psc-main-0f3a9c2b7d1e4a6b", "psc-main-???>>>???>>>???"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_hex_percent_and_character_references_of_a_secret_anywhere_are_redacted(key, upper):
+    """Within the form of longer text (`Bearer <key>` in a JSON dump), as a server's debug
+    output writes it: hex, %XX of every byte, decimal and hex character references."""
+    password = "proxy-pass-5ecret"
+    secrets = Secrets({"main": key}, hidden=[password])
+    for secret in (key, password):
+        dump = f'{{"authorization": "Bearer {secret}", "more": 1}}'.encode()
+        forms = [
+            dump.hex(),
+            "".join(f"%{byte:02x}" for byte in dump),
+            "".join(f"&#{byte};" for byte in dump),
+            "".join(f"&#x{byte:x};" for byte in dump),
+        ]
+        for form in forms:
+            text = f"debug: {form.upper() if upper else form} end"
+            redacted = secrets.redact(text).lower()
+            assert "***" in redacted
+            assert all(trace not in redacted for trace in bytewise_traces(secret.encode()))
+            assert redacted.startswith("debug: ") and redacted.endswith(" end")
 
 
 def test_a_proxy_password_is_taken_out_never_put_in() -> None:

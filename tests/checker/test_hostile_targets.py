@@ -123,19 +123,14 @@ def run_checker(
     return Ended(process.returncode, seconds, peak_mb, "".join(lines), report_dir)
 
 
-def assert_reports_valid(ended: Ended) -> dict:
+def assert_reports_valid(ended: Ended, keys: tuple[str, str] = ("", "")) -> dict:
     """conformance.json parses and agrees with the exit status, junit.xml is well-formed,
-    report.html is there."""
+    report.html is there, and the console, statement, HTML banner, badge and JUnit agree."""
     statement = ended.statement()
     assert statement["exit_status"] == ended.status, ended.describe()
     ElementTree.parse(ended.report_dir / "junit.xml")
     assert (ended.report_dir / "report.html").stat().st_size > 0
     assert "Traceback" not in ended.output, ended.describe()
-    return statement
-
-
-def assert_outputs_valid_and_agreeing(ended: Ended, keys: tuple[str, str]) -> dict:
-    statement = assert_reports_valid(ended)
     run = CheckerRun(ended.status, statement, ended.output, ended.report_dir, keys, [])
     assert_outputs_agree(run)
     return statement
@@ -152,7 +147,7 @@ def test_a_correct_server_sending_early_hints_or_a_4_mb_listing_is_conformant(tm
     print(f"{mode}: {ended.describe()}")
     assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
     assert ended.status == 0, ended.describe()
-    assert_outputs_valid_and_agreeing(ended, keys)
+    assert_reports_valid(ended, keys)
 
 
 @pytest.mark.parametrize("mode", ["endless-chunk-extension", "endless-trailers"])
@@ -166,7 +161,7 @@ def test_a_429_whose_chunk_framing_never_ends_is_read_only_up_to_the_bound(tmp_p
     print(f"{mode}: {ended.describe()}")
     assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
     assert ended.status == 0, ended.describe()
-    statement = assert_outputs_valid_and_agreeing(ended, keys)
+    statement = assert_reports_valid(ended, keys)
     [body] = [e for e in statement["requirements"] if e["id"] == "ERR-429-BODY"]
     assert body["outcome"] == "warned", body
     assert "chunked framing" in body["evidence"][0]["message"], body
@@ -184,6 +179,47 @@ def test_a_huge_body_is_read_only_up_to_the_bound(tmp_path, mode):
     statement = assert_reports_valid(ended)
     assert "CAT-LIST-200" in statement["failed_requirements"], ended.describe()
     assert f"a body of more than {MAX_BODY_BYTES} bytes" in ended.output, ended.describe()
+
+
+@pytest.mark.parametrize(
+    ("mode", "requirement", "said"),
+    [
+        ("unread-gzip-bomb", "CAT-LIST-200", f"a body of more than {MAX_BODY_BYTES} bytes"),
+        ("unread-not-json", "CAT-LIST-200", "a body that is not JSON"),
+        ("unread-bad-schema", "CAT-SCHEMA", "id: '7' is not of type 'integer'"),
+    ],
+)
+def test_a_listing_that_no_test_reads_is_judged_all_the_same(tmp_path, mode, requirement, said):
+    """The 200s of GET /categories that only probes read the headers of (the main key's after
+    the spare key's 429, the end of a detour) answered with a gzip bomb, a JSON text cut short,
+    a category with a string id: once conformant (exit 0), now failed on those very requests."""
+    with hostile_target(mode) as (base_url, keys):
+        ended = run_checker(base_url, keys, tmp_path / "reports")
+    print(f"{mode}: {ended.describe()}")
+    assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
+    assert ended.status == 1, ended.describe()
+    statement = assert_reports_valid(ended, keys)
+    assert statement["failed_requirements"] == [requirement], ended.describe()
+    failed = next(e for e in statement["requirements"] if e["id"] == requirement)
+    by_test = {evidence["test"]: evidence["message"] for evidence in failed["evidence"]}
+    probe = "test_rate_limits.py::test_exhaustion_429_retry_after_and_reset"
+    assert said in by_test.get(probe, ""), by_test
+    detour = "test_rate_limits.py::test_requests_count_against_one_limit"
+    if detour_sent(ended):
+        assert said in by_test.get(detour, ""), by_test
+
+
+def detour_sent(ended: Ended) -> bool:
+    """Whether the run sent a detour of its own (GET /categories, /store/orders, /categories on
+    the main key in a row, in the test of one count per caller)."""
+    har = json.loads((ended.report_dir / "exchanges.har").read_text(encoding="utf-8"))
+    paths = [
+        entry["request"]["url"].rsplit("/v1", 1)[-1]
+        for entry in har["log"]["entries"]
+        if entry.get("_keyLabel") == "main" and entry["request"]["method"] == "GET"
+    ]
+    detour = ["/categories", "/store/orders", "/categories"]
+    return any(paths[i : i + 3] == detour for i in range(len(paths)))
 
 
 @pytest.mark.parametrize("mode", ["trickle-body", "trickle-headers"])
@@ -244,18 +280,25 @@ def test_a_target_refusing_everything_is_left_at_the_run_deadline(tmp_path):
     assert statement["bounds"]["run_deadline_seconds"] == deadline, statement["bounds"]
 
 
-def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
-    """SIGTERM while the run waits out back-off (as a CI time limit sends it): it stops
-    sending, writes every report, "no verdict: interrupted", exit 2 within seconds."""
-    signalled: list[float] = []
+def terminating_once_waiting(signalled: list[float]) -> Callable[[str, subprocess.Popen], None]:
+    """Send SIGTERM when the console first says the run waits (noting when)."""
 
     def terminate_once_waiting(line: str, process: subprocess.Popen) -> None:
         if "waiting" in line and not signalled:
             signalled.append(time.perf_counter())
             process.send_signal(signal.SIGTERM)
 
+    return terminate_once_waiting
+
+
+def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
+    """SIGTERM while the run waits out back-off (as a CI time limit sends it): it stops
+    sending, writes every report, "no verdict: interrupted", exit 2 within seconds."""
+    signalled: list[float] = []
     with hostile_target("refuse-all", after=2) as (base_url, keys):
-        ended = run_checker(base_url, keys, tmp_path / "reports", on_line=terminate_once_waiting)
+        ended = run_checker(
+            base_url, keys, tmp_path / "reports", on_line=terminating_once_waiting(signalled)
+        )
     assert signalled, ended.describe()
     after_signal = time.perf_counter() - signalled[0]
     print(f"SIGTERM: exit {ended.status} {after_signal:.1f} s after the signal; {ended.describe()}")
@@ -265,3 +308,24 @@ def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
     assert statement["verdict"] == "no verdict", ended.describe()
     assert "interrupted after" in statement["reason"], ended.describe()
     assert "SIGTERM" in statement["reason"], ended.describe()
+
+
+def test_sigterm_after_a_proven_failure_is_not_conformant(tmp_path):
+    """A MUST failure seen before the signal (X-RateLimit-Limit not the plan's, on the first
+    response) is proven all the same: not conformant, exit 1, saying it was interrupted and
+    that the rest was not tested (it was no verdict, exit 2)."""
+    signalled: list[float] = []
+    keys = new_keys()
+    specs = [f"{key}:free" for key in keys]
+    with running_double(specs, ["limit-not-plan"], minute_seconds=3.0) as base_url:
+        ended = run_checker(
+            base_url, keys, tmp_path / "reports", on_line=terminating_once_waiting(signalled)
+        )
+    assert signalled, ended.describe()
+    print(f"SIGTERM after a failure: {ended.describe()}")
+    assert ended.status == 1, ended.describe()
+    statement = assert_reports_valid(ended, keys)
+    assert "LIM-LIMIT-PLAN" in statement["failed_requirements"], ended.describe()
+    assert "stopped early, the rest not tested: interrupted after" in statement["reason"]
+    untested = [e for e in statement["requirements"] if e["outcome"] == "not-tested"]
+    assert any(e.get("reason", "").startswith("not run: interrupted after") for e in untested)

@@ -26,12 +26,15 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PLAN, MINUTE_SECONDS = "free", 10
 PER_MINUTE = 60
 RUN_TIMEOUT = 150
+HOUR_RUN_TIMEOUT = 300  # the bound on waiting for one key (120 s) and the run before it
 APPS = ("flask_limiter_app", "slowapi_app")
 # Each careful app as it serves every request whole: slowapi's on uvicorn's h11 protocol.
 CAREFUL = {"flask_limiter_app": (), "slowapi_app": ("--http", "h11")}
 
 
-def run_against(app: str, configuration: str, report_dir: Path, *extra: str) -> CheckerRun:
+def run_against(
+    app: str, configuration: str, report_dir: Path, *extra: str, timeout: float = RUN_TIMEOUT
+) -> CheckerRun:
     command = [sys.executable, "-m", f"tests.shared.stacks.{app}", "--configuration", configuration]
     command += ["--minute-seconds", str(MINUTE_SECONDS), *extra]
     return run_against_app(
@@ -40,7 +43,7 @@ def run_against(app: str, configuration: str, report_dir: Path, *extra: str) -> 
         report_dir,
         PLAN,
         env={"PYTHONPATH": str(PROJECT_ROOT)},
-        timeout=RUN_TIMEOUT,
+        timeout=timeout,
     )
 
 
@@ -89,3 +92,21 @@ def test_an_app_on_uvicorn_with_httptools_fails_on_the_body_it_drops_after_an_h2
     assert "Upgrade: h2c" in evidence["message"] and "got 400" in evidence["message"], evidence
     assert any("uvicorn issue 2722" in hint and "h11" in hint for hint in entry["hints"]), entry
     assert_outputs_agree(run)
+
+
+def test_a_quick_start_on_its_documented_hour_stops_not_conformant(tmp_path: Path) -> None:
+    """slowapi's quick-start with its real hour: once the spare key's burst spent the address's
+    50 an hour, every key is refused until the hour is over, and the run stops at its bound on
+    waiting for one key. LIM-HEADERS-PRESENT failed on its first response: not conformant (it
+    said no verdict once), the reason says where it stopped, and the rest is "not run" so."""
+    run = run_against("slowapi_app", "quick-start", tmp_path / "hour", timeout=HOUR_RUN_TIMEOUT)
+    assert run.status == 1, run.describe()
+    assert "LIM-HEADERS-PRESENT" in run.statement["failed_requirements"], run.describe()
+    stopped = "stopped early, the rest not tested: key 'main' has been refused (429)"
+    assert stopped in run.statement["reason"], run.describe()
+    not_run = [
+        e["id"]
+        for e in run.statement["requirements"]
+        if e.get("reason", "").startswith("not run: key 'main' has been refused (429)")
+    ]
+    assert not_run, run.describe()

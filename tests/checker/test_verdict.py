@@ -67,6 +67,8 @@ def test_a_must_failure_decides_even_when_the_run_was_cut_short():
     verdict = decide([check(MUST_ID, passed=False)], no_verdict_reason="budget spent")
     assert verdict.verdict == NOT_CONFORMANT
     assert verdict.exit_status == 1
+    # The reason says what failed, that the run stopped early, and why.
+    assert verdict.reason == f"failed: {MUST_ID}; stopped early, the rest not tested: budget spent"
 
 
 def test_a_run_cut_short_without_failures_has_no_verdict_and_says_why():

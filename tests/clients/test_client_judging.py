@@ -349,3 +349,24 @@ def test_a_long_floor_of_its_own_is_not_reading_retry_after():
     for scenario in short:
         run = scenario_run(scenario.name, [first_answer(scenario, 0.0), arrival(4.01, 200)])
         assert ("CLI-RETRY-AFTER", False) not in outcomes(judging.judge(run)), scenario.name
+
+
+def test_a_client_that_showed_nothing_is_never_certified():
+    """With the scenarios chosen, only what they show is judged: yet a client with no request,
+    or with only requests the scenario server refused before they were whole (413, 408), has no
+    verdict; and such a request is judged by no rule."""
+    nothing = [scenario_run("success", [], timed_out=True)]
+    verdict = command.judge(nothing, strict=False)
+    assert (verdict.verdict, verdict.reason) == (
+        "no verdict",
+        "the client sent no request in any scenario",
+    )
+    refused = arrival(0.0, 408, bearer=False)
+    refused.complete = False
+    verdict = command.judge([scenario_run("success", [refused], exit_status=1)], strict=False)
+    assert verdict.verdict == "no verdict" and "(1 refused" in verdict.reason, verdict.reason
+    assert all(o.outcome == "not-tested" for o in verdict.outcomes)  # not CLI-BEARER-KEY failed
+    served = arrival(1.0, 200)
+    runs = [scenario_run("success", [refused, served])]
+    verdict = command.judge(runs, strict=False)
+    assert (verdict.verdict, verdict.failed_requirements) == ("conformant", [])

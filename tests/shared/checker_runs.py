@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote_plus
 from xml.etree import ElementTree
 
+from conformance.judging.verdict import STOPPED_EARLY
 from tests.shared.double import running_double
 from tests.shared.servers import start_server
 
@@ -120,6 +121,9 @@ def assert_outputs_agree(run: CheckerRun) -> None:
     assert statement.get("result") == result, run.describe()
     expected_result = verdict if EXIT_FOR_VERDICT[verdict] == run.status else None
     assert result == (expected_result or RESULT_FOR_EXIT[run.status]), run.describe()
+    # A run decided although it stopped early says so on its closing line, as it says why.
+    if STOPPED_EARLY in (statement.get("reason") or "") and result != "no verdict":
+        assert "; stopped early: " in rest, f"the closing line hides the stop: {run.describe()}"
     html = (run.report_dir / "report.html").read_text(encoding="utf-8")
     assert f"Exit status {run.status}: {escape(result)}" in html, "the HTML banner disagrees"
     assert f"Verdict: {escape(verdict)}<" in html, "the HTML banner names another verdict"

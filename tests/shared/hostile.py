@@ -19,7 +19,12 @@ answers on, except where its mode makes it attack the checker.
 - trickle-body: every request answered with its headers at once and then a byte a second;
 - trickle-headers: every request answered a byte a second from the status line on;
 - keyless-429: every request without a valid key (`--key`) refused with 429, `Retry-After: 1`;
-- refuse-all: every request refused so (an outage, a ban).
+- refuse-all: every request refused so (an outage, a ban);
+- unread-gzip-bomb, unread-not-json, unread-bad-schema: the 200s of the main key's (the first
+  `--key`) GETs of /categories that no test reads, answered with the bomb, with a JSON text cut
+  short, with a listing whose category has a string id: the request right after the spare
+  key's (the second `--key`) first 429 (the exhaustion's probe of the main key), and one that
+  ends a detour (/categories, then /store/orders, then /categories again).
 
 The first N requests the mode would attack (`--after`) are passed on: a run's preflight gets
 through, so that what the attack does to the run's reports shows.
@@ -72,7 +77,8 @@ class Hostile:
         self._left_alone = after
         self._valid = {f"bearer {key}" for key in keys}
         self._main = f"bearer {keys[0]}".lower() if keys else None
-        self._bomb = gzip_bomb() if mode == "gzip-bomb" else None
+        self._bomb = gzip_bomb() if mode in ("gzip-bomb", "unread-gzip-bomb") else None
+        self._unread = Unread(*keys[:2]) if mode in UNREAD else None
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -96,6 +102,13 @@ class Hostile:
             for name, value in response.headers.multi_items()
             if name.lower() not in PASSED_NOT
         ]
+        caller = headers.get("authorization", "").lower()
+        if self._unread and self._unread.aimed(caller, method, target, response.status_code):
+            if self._mode == "unread-gzip-bomb":
+                await self._send_bomb(writer, passed)
+            else:
+                await send(writer, 200, passed, UNREAD[self._mode])
+            return
         if attack is not None and response.status_code == 200 and not self._spared():
             # The service's own status and headers, a hostile body.
             await attack(writer, passed)
@@ -260,6 +273,34 @@ async def trickle_headers(writer: asyncio.StreamWriter) -> None:
     await trickle(writer, head_bytes(200, headers, len(TRICKLE_BODY)) + TRICKLE_BODY)
 
 
+class Unread:
+    """Which 200s no test of a run reads: the main key's GET of /categories right after the
+    spare key's first 429, and the last of a detour (/categories, /store/orders, /categories)."""
+
+    def __init__(self, main: str, spare: str):
+        self._main, self._spare = f"bearer {main}", f"bearer {spare}"
+        self._spare_refused = self._probe_due = False
+        self._recent: list[tuple[str, str]] = []  # the main key's last two requests
+
+    def aimed(self, caller: str, method: str, target: str, status: int) -> bool:
+        if caller == self._spare and status == 429 and not self._spare_refused:
+            self._spare_refused = self._probe_due = True
+        if caller != self._main:
+            return False
+        request = (method, target.split("?")[0].removeprefix("/v1"))
+        probe, self._probe_due = self._probe_due, False
+        detour_end = self._recent == [LISTING, ("GET", "/store/orders")]
+        self._recent = [*self._recent[-1:], request]
+        return request == LISTING and status == 200 and (probe or detour_end)
+
+
+LISTING = ("GET", "/categories")
+# What the unread-* modes answer instead of the listing: a JSON text cut short, an id as a string.
+UNREAD = {
+    "unread-gzip-bomb": b"",
+    "unread-not-json": b'[{"id": 1, "name": "Dogs"',
+    "unread-bad-schema": b'[{"id": "7", "name": "Dogs"}]',
+}
 ATTACKS = ("big-body", "gzip-bomb", "trickle-body", "trickle-headers")
 STANDALONE = (
     "trickle-body",
@@ -267,7 +308,15 @@ STANDALONE = (
     "keyless-429",
     "refuse-all",
 )  # answer without the double
-MODES = (*STANDALONE, "big-body", "gzip-bomb", "big-listing", "early-hints", *ENDLESS_FRAMING)
+MODES = (
+    *STANDALONE,
+    "big-body",
+    "gzip-bomb",
+    "big-listing",
+    "early-hints",
+    *ENDLESS_FRAMING,
+    *UNREAD,
+)
 
 
 async def main(args: argparse.Namespace) -> None:

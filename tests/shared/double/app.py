@@ -54,6 +54,7 @@ FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slo
 SLOW_RESPONSE = 0.04  # seconds each response takes in the slow-responses variant
 TWO_WORKERS = 2  # requests handled at once in the two-workers variant, each taking WORKER_TIME
 WORKER_TIME = 0.045  # one connection then gives 22 requests a second, two workers 44
+OVERSIZED_HEADER = 1024  # the Authorization header the oversized-key-500 fault crashes past
 LATE_WINDOW_LEFT = 2.5  # seconds of the first fixed window left at the first request (late-window)
 
 PETS: dict[str, dict[str, Any]] = {
@@ -303,6 +304,8 @@ class PetStoreDouble:
             ):
                 return replace(anonymous, served=True)
             return replace(anonymous, failure="missing")
+        if self.fault("oversized-key-500") and len(header) > OVERSIZED_HEADER:
+            return replace(anonymous, crash=True)
         scheme, _, token = header.strip().partition(" ")
         token = token.strip()
         if not token:

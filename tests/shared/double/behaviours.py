@@ -77,6 +77,11 @@ FAULTS: dict[str, Fault] = {
         "is due (the request's own requirement, not GEN-NO-SERVER-ERROR too).",
         hint="failed on this input",
     ),
+    "oversized-key-500": Fault(
+        "GEN-NO-SERVER-ERROR",
+        "An Authorization header over 1 KiB overflows the key lookup's buffer: 500, where an "
+        "invalid key of any length is a 401.",
+    ),
     # --- Validation ----------------------------------------------------------------------------
     "missing-name-accepted": Fault(
         "VAL-MISSING-FIELD-400",
@@ -376,10 +381,11 @@ VARIANTS: dict[str, str] = {
 # than break a requirement; tests/checker/test_hostile_outputs.py holds the invariant each one
 # tests.
 HOSTILE: dict[str, str] = {
-    "echo-credentials-base64": (
+    "echo-credentials-encoded": (
         "Debug middleware echoes each request's credentials: the key and the Authorization "
-        "value in base64 and base64url headers, inside an encoded dump of the request, and in "
-        "a 201's body."
+        "value in base64 and base64url, hex, %XX of every byte and HTML character references "
+        "(decimal and hex), in headers, inside an encoded dump of the request, and in a 201's "
+        "body."
     ),
     "huge-number-ids": "Category ids are written as 1e999999, a JSON number no float holds.",
     "deep-nesting": "401 Error bodies carry an extra field of arrays nested 100,000 deep.",
