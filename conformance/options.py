@@ -296,7 +296,7 @@ def markdown_table(group: str) -> str:
     for option in OPTIONS:
         if option.group != group:
             continue
-        given = "" if option.switch else " " + (option.metavar or "\\|".join(option.choices))
+        given = "" if option.switch else " " + (option.metavar or "|".join(option.choices))
         default = f"`{option.default}`" if option.default in option.choices else option.default
         rows.append(
             f"| `{option.flag}{given}` | `{option.environment}` | {default or '–'} "
