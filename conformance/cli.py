@@ -15,35 +15,12 @@ from conformance.clients import command as client_command
 from conformance.evidence import compare
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
-from conformance.plugin import HELP
+from conformance.options import OPTIONS
 from conformance.reports import attestation, verify
 from conformance.run import NoVerdict, open_run
-from conformance.settings import (
-    ENVIRONMENT,
-    PLAN_NAMES,
-    PROFILES,
-    SWITCHES,
-    SettingsError,
-    resolve,
-)
+from conformance.settings import SettingsError, resolve
 
 NO_VERDICT = 2
-METAVARS = {
-    "base_url": "URL",
-    "api_key": "KEY",
-    "spare_api_key": "KEY",
-    "report_dir": "DIR",
-    "deadline": "SECONDS",
-    "expected_failures": "FILE",
-    "write_expected_failures": "FILE",
-    "previous": "STATEMENT",
-    "package": "FILE.zip",
-    "ca_bundle": "FILE",
-    "client_cert": "FILE",
-    "client_key": "FILE",
-    "user_agent": "TEXT",
-    "sign_key": "FILE",
-}
 # `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify DIR_OR_ZIP`,
 # `petstore-conformance client --command CMD`, `petstore-conformance intoto DIR`: words no run
 # option or pytest argument starts with, so the run's own forms are unchanged.
@@ -74,17 +51,18 @@ def build_parser() -> OneLineParser:
         "client; see client --help) and `petstore-conformance intoto DIR` (a report folder's "
         "in-toto Statement, unsigned, for another signer).",
     )
-    for name, text in HELP.items():
-        flag = "--" + name.replace("_", "-")
-        help_text = f"{text} [env {ENVIRONMENT[name]}]"
-        if name in SWITCHES:
-            parser.add_argument(flag, action="store_true", default=None, help=help_text)
-        elif name == "plan":
-            parser.add_argument(flag, choices=PLAN_NAMES, help=help_text)
-        elif name == "profile":
-            parser.add_argument(flag, choices=PROFILES, help=help_text)
+    for option in OPTIONS:
+        if option.switch:
+            parser.add_argument(
+                option.flag, action="store_true", default=None, help=option.describe()
+            )
         else:
-            parser.add_argument(flag, help=help_text, metavar=METAVARS.get(name, "N"))
+            parser.add_argument(
+                option.flag,
+                choices=option.choices or None,
+                metavar=option.metavar or None,
+                help=option.describe(),
+            )
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return parser
 
@@ -125,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 def check(arguments: argparse.Namespace) -> int:
     """A run of the checker, its reports written; the exit status."""
     try:
-        options = resolve({name: getattr(arguments, name) for name in HELP})
+        options = resolve({option.name: getattr(arguments, option.name) for option in OPTIONS})
         checks.start_run()
         checks.set_current_test("preflight")
         run = open_run(options)

@@ -21,57 +21,14 @@ from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import TargetThrottled, TargetUnreachable
 from conformance.judging import causes, checks, fronts, hints
 from conformance.judging.verdict import Verdict, decide
+from conformance.options import OPTIONS
 from conformance.progress import Progress
 from conformance.reports import console, html, junit, statement
 from conformance.run import NoVerdict, Run, open_run
-from conformance.settings import (
-    ENVIRONMENT,
-    PLAN_NAMES,
-    PROFILES,
-    SWITCHES,
-    Settings,
-    SettingsError,
-    default_deadline,
-    from_environment,
-    resolve,
-)
+from conformance.settings import Settings, SettingsError, from_environment, resolve
 from conformance.spec import catalogue
 
 SUITE_PACKAGE = "conformance.suite"
-HELP = {
-    "base_url": "base address of the target, ending in /v1 (default: start the bundled reference)",
-    "api_key": "the API key the suite uses (bearer token)",
-    "spare_api_key": "a second key of the same plan, exhausted to prove 429 and the reset",
-    "plan": f"the keys' plan: {', '.join(PLAN_NAMES)}",
-    "requests_per_minute": "per-minute figure of an enterprise plan",
-    "requests_per_day": "per-day figure of an enterprise plan",
-    "profile": f"{' or '.join(PROFILES)}: smoke is read-only and spends at most 30 requests",
-    "max_requests": "request budget of the run (default: what the profile needs)",
-    "deadline": "seconds the whole run may take; past them it sends nothing more and has no "
-    f"verdict (default: {default_deadline('full')} for full, "
-    f"{default_deadline('smoke')} for smoke)",
-    "seed": "seed of the generated tests (same seed, same requests)",
-    "report_dir": "write report.html, junit.xml and conformance.json into this folder",
-    "strict": "count SHOULD failures as failures",
-    "expected_failures": "YAML of known failed requirements (id, reason, until): listed "
-    "failures do not fail the run; an unlisted failure, a listed requirement that passed or an "
-    "expired entry does",
-    "write_expected_failures": "write this run's failed requirements as such a YAML file",
-    "previous": "an earlier conformance.json (or its folder): the report and statement say "
-    "what changed since",
-    "package": "also write a zip of the reports with a manifest of sha256 hashes",
-    "allow_key_in_url": "also check a key sent in the query string, with the real key in the "
-    "URL (it lands in the target's access logs)",
-    "ca_bundle": "PEM file of the CAs to trust for the target's certificate (a private CA)",
-    "client_cert": "PEM client certificate, for a gateway that asks for one (mutual TLS)",
-    "client_key": "PEM private key of --client-cert (unencrypted; not needed when the "
-    "certificate file holds it)",
-    "insecure": "do not verify the target's TLS certificate (stated in every report)",
-    "user_agent": "the User-Agent every request sends (default petstore-conformance/VERSION; "
-    "stated in every report)",
-    "sign_key": "PEM private key (Ed25519 or ECDSA P-256, unencrypted): sign the reports as an "
-    "in-toto attestation, conformance.intoto.jsonl in the report folder",
-}
 
 
 @dataclass
@@ -91,23 +48,18 @@ STATE = pytest.StashKey[State]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("petstore-conformance", "Pet Store conformance suite")
-    for name, text in HELP.items():
-        flag = "--" + name.replace("_", "-")
-        help_text = f"{text} [env {ENVIRONMENT[name]}]"
-        if name in SWITCHES:
-            group.addoption(
-                "--petstore-strict" if name == "strict" else flag,
-                dest="petstore_" + name,
-                action="store_true",
-                default=None,
-                help=help_text,
-            )
-        else:
-            group.addoption(flag, dest="petstore_" + name, default=None, help=help_text)
+    for option in OPTIONS:
+        group.addoption(
+            option.pytest_flag or option.flag,
+            dest="petstore_" + option.name,
+            action="store_true" if option.switch else "store",
+            default=None,
+            help=option.describe(),
+        )
 
 
 def options_from(config: pytest.Config) -> dict:
-    return resolve({name: config.getoption("petstore_" + name) for name in HELP})
+    return resolve({option.name: config.getoption("petstore_" + option.name) for option in OPTIONS})
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -12,51 +12,10 @@ from typing import Any
 
 from conformance import __version__
 from conformance.burst.spender import SPENDING_CEILING
-from conformance.evidence import baseline, compare
 from conformance.evidence.baseline import Baseline
 from conformance.httpclient.connection import TlsOptions
-from conformance.reports import keys
+from conformance.options import BY_NAME, OPTIONS, PLAN_NAMES, PLANS, PROFILES, SettingsError
 
-# Requests per minute and per day of each published plan (interface document, Limits).
-PLANS: dict[str, tuple[int, int]] = {
-    "free": (60, 1_000),
-    "pro": (300, 10_000),
-    "business": (1_000, 100_000),
-}
-PLAN_NAMES = (*PLANS, "enterprise")
-PROFILES = ("full", "smoke")
-
-# Every option reads an environment variable: CI systems hand secrets over as variables.
-ENVIRONMENT = {
-    "base_url": "PETSTORE_BASE_URL",
-    "api_key": "PETSTORE_API_KEY",
-    "spare_api_key": "PETSTORE_SPARE_API_KEY",
-    "plan": "PETSTORE_PLAN",
-    "requests_per_minute": "PETSTORE_REQUESTS_PER_MINUTE",
-    "requests_per_day": "PETSTORE_REQUESTS_PER_DAY",
-    "profile": "PETSTORE_PROFILE",
-    "max_requests": "PETSTORE_MAX_REQUESTS",
-    "deadline": "PETSTORE_DEADLINE",
-    "seed": "PETSTORE_SEED",
-    "report_dir": "PETSTORE_REPORT_DIR",
-    "strict": "PETSTORE_STRICT",
-    "expected_failures": "PETSTORE_EXPECTED_FAILURES",
-    "write_expected_failures": "PETSTORE_WRITE_EXPECTED_FAILURES",
-    "previous": "PETSTORE_PREVIOUS",
-    "package": "PETSTORE_PACKAGE",
-    "allow_key_in_url": "PETSTORE_ALLOW_KEY_IN_URL",
-    # Staging behind HTTPS: a private CA, a gateway asking for a client certificate.
-    "ca_bundle": "PETSTORE_CA_BUNDLE",
-    "client_cert": "PETSTORE_CLIENT_CERT",
-    "client_key": "PETSTORE_CLIENT_KEY",
-    "insecure": "PETSTORE_INSECURE",
-    "user_agent": "PETSTORE_USER_AGENT",
-    # Signed evidence: the vendor's private key, read before any request, never written out.
-    "sign_key": "PETSTORE_SIGN_KEY",
-}
-# Options that are switches: given alone on the command line, "1", "true", "yes" or "on" in
-# the environment.
-SWITCHES = ("strict", "allow_key_in_url", "insecure")
 # The run's tag in category names: no 0/o or 1/l, so that an operator reads it back right.
 TAG_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 TAG_LENGTH = 5
@@ -99,12 +58,8 @@ def exhaustion_reserve(per_minute: int | None) -> int:
     return SPENDING_CEILING * (per_minute or 60) + EXHAUSTION_MARGIN
 
 
-class SettingsError(ValueError):
-    """An option is missing or malformed; the message is one line for the user."""
-
-
 def from_environment(name: str) -> str | None:
-    value = os.environ.get(ENVIRONMENT[name], "").strip()
+    value = os.environ.get(BY_NAME[name].environment, "").strip()
     return value or None
 
 
@@ -153,11 +108,13 @@ class Settings:
         if self.plan not in PLAN_NAMES:
             raise SettingsError(f"unknown plan {self.plan!r}: use one of {', '.join(PLAN_NAMES)}")
         if self.profile not in PROFILES:
-            raise SettingsError(f"unknown profile {self.profile!r}: use full or smoke")
-        for name in ("requests_per_minute", "requests_per_day", "max_requests", "deadline"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise SettingsError(f"--{name.replace('_', '-')} must be a positive whole number")
+            raise SettingsError(
+                f"unknown profile {self.profile!r}: use one of {', '.join(PROFILES)}"
+            )
+        for option in OPTIONS:
+            value = getattr(self, option.name)
+            if option.kind == "count" and value is not None and value < 1:
+                raise SettingsError(f"{option.flag} must be a positive whole number")
         if not self.api_key:
             raise SettingsError("no API key: pass --api-key or set PETSTORE_API_KEY")
         check_keys(self.api_key, self.spare_api_key, self.base_url)
@@ -230,54 +187,13 @@ def check_keys(main: str, spare: str | None, base_url: str) -> None:
         )
 
 
-def parse_int(name: str, text: str | None) -> int | None:
-    if text is None or text == "":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        flag = "--" + name.replace("_", "-")
-        raise SettingsError(f"{flag} takes a whole number, not {text!r}") from None
-
-
-def parse_bool(text: str | None) -> bool:
-    return (text or "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-# Options naming a file, and how each is read: inputs are read now, so that a bad one is refused
-# before the run sends a request.
-FILES = {
-    "report_dir": Path,
-    "expected_failures": baseline.load,
-    "write_expected_failures": Path,
-    "previous": compare.load_statement,
-    "package": Path,
-    "ca_bundle": Path,
-    "client_cert": Path,
-    "client_key": Path,
-    "sign_key": keys.load_signer,
-}
-
-
-def read_file_option(name: str, path: Path):
-    try:
-        return FILES[name](path)
-    except ValueError as error:  # BaselineError, UnreadableStatement, KeyFileError: one line
-        raise SettingsError(str(error)) from None
-
-
 def resolve(given: dict[str, str | bool | None]) -> dict:
-    """Each option as given, else from its environment variable, parsed; None where absent."""
+    """Each option as given, else from its environment variable, parsed; None where absent.
+    Files are read now, so that a bad one is refused before the run sends a request."""
     options: dict = {}
-    for name in ENVIRONMENT:
-        value = given.get(name)
+    for option in OPTIONS:
+        value = given.get(option.name)
         if value is None:
-            value = from_environment(name)
-        if name in ("requests_per_minute", "requests_per_day", "max_requests", "deadline", "seed"):
-            value = parse_int(name, value)
-        elif name in SWITCHES:
-            value = value if isinstance(value, bool) else parse_bool(value)
-        elif name in FILES and value is not None:
-            value = read_file_option(name, Path(value))
-        options[name] = value
+            value = from_environment(option.name)
+        options[option.name] = option.parse(value)
     return options

@@ -20,8 +20,8 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from conformance.options import OPTIONS
 from conformance.reports import attestation
-from conformance.settings import ENVIRONMENT
 from tests.checker.test_attestation import KeyPair
 from tests.checker.test_command import Finished as CommandFinished
 from tests.checker.test_command import assert_no_key_anywhere, new_key
@@ -57,7 +57,7 @@ def test_every_input_reaches_the_checker_through_its_variable():
         [name] = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value).groups()
         passed[name] = variable
         assert name in ACTION["inputs"]
-        assert variable in ENVIRONMENT.values(), variable
+        assert variable in {option.environment for option in OPTIONS}, variable
     assert passed["api-key"] == "PETSTORE_API_KEY"
     assert passed["expected-failures"] == "PETSTORE_EXPECTED_FAILURES"
 

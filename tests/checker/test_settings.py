@@ -6,15 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.settings import (
-    ENVIRONMENT,
-    SMOKE_BUDGET,
-    SWITCHES,
-    TAG_ALPHABET,
-    Settings,
-    SettingsError,
-    resolve,
-)
+from conformance.options import BY_NAME, OPTIONS
+from conformance.settings import SMOKE_BUDGET, TAG_ALPHABET, Settings, SettingsError, resolve
 
 MAIN = "sk-main-Secret-7f3a"
 SPARE = "sk-spare-Secret-91bc"
@@ -24,8 +17,8 @@ BASE = "http://petstore.test/v1"
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
     """No PETSTORE_* variable of the machine running the tests leaks into these."""
-    for variable in ENVIRONMENT.values():
-        monkeypatch.delenv(variable, raising=False)
+    for option in OPTIONS:
+        monkeypatch.delenv(option.environment, raising=False)
 
 
 def settings(**options) -> Settings:
@@ -33,18 +26,18 @@ def settings(**options) -> Settings:
 
 
 def test_every_option_has_a_petstore_variable():
-    assert ENVIRONMENT["base_url"] == "PETSTORE_BASE_URL"
-    assert ENVIRONMENT["api_key"] == "PETSTORE_API_KEY"
-    assert ENVIRONMENT["spare_api_key"] == "PETSTORE_SPARE_API_KEY"
-    assert all(variable.startswith("PETSTORE_") for variable in ENVIRONMENT.values())
+    assert BY_NAME["base_url"].environment == "PETSTORE_BASE_URL"
+    assert BY_NAME["api_key"].environment == "PETSTORE_API_KEY"
+    assert BY_NAME["spare_api_key"].environment == "PETSTORE_SPARE_API_KEY"
+    assert all(option.environment.startswith("PETSTORE_") for option in OPTIONS)
 
 
 def test_nothing_given_resolves_to_none_and_not_strict():
     options = resolve({})
-    assert set(options) == set(ENVIRONMENT)
+    assert set(options) == set(BY_NAME)
     assert options["strict"] is False
     assert options["allow_key_in_url"] is False
-    assert all(options[name] is None for name in ENVIRONMENT if name not in SWITCHES)
+    assert all(options[o.name] is None for o in OPTIONS if not o.switch)
 
 
 def test_resolve_reads_the_environment(monkeypatch):

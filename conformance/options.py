@@ -1,0 +1,305 @@
+"""Every option of a checker run, declared once: its name, kind, default and help.
+
+The command line (`cli.py`), the pytest plugin's options (`plugin.py`), reading each option's
+environment variable and parsing it (`settings.resolve`), and the options table of the docs
+(`docs/hooks.py`) are all made from `OPTIONS`; `tests/checker/test_options.py` checks that they
+agree. Adding an option is one entry here, its field in `Settings`, and what it does.
+
+Every option reads an environment variable (`PETSTORE_` and its name): CI systems hand secrets
+over as variables, not arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.evidence import baseline, compare
+from conformance.reports import keys
+
+# Requests per minute and per day of each published plan (interface document, Limits).
+PLANS: dict[str, tuple[int, int]] = {
+    "free": (60, 1_000),
+    "pro": (300, 10_000),
+    "business": (1_000, 100_000),
+}
+PLAN_NAMES = (*PLANS, "enterprise")
+PROFILES = ("full", "smoke")
+TRUE_WORDS = ("1", "true", "yes", "on")
+"""How a switch is turned on in the environment (given alone on the command line, it is on)."""
+
+
+class SettingsError(ValueError):
+    """An option is missing or malformed; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option. `kind` says how it is given and read:
+
+    - `text`: a string as given;
+    - `choice`: one of `choices`;
+    - `count`: a positive whole number; `number`: any whole number;
+    - `switch`: on or off (alone on the command line; TRUE_WORDS in the environment);
+    - `file`: a path, read by `read` at once, so that a bad file is refused before the run
+      sends a request (a path is kept as a Path where `read` is not given).
+    """
+
+    name: str  # the Settings field
+    kind: str
+    help: str
+    default: str = ""  # in words, for --help and the docs; empty where the help says it
+    metavar: str = ""
+    choices: tuple[str, ...] = ()
+    read: Callable[[Path], Any] = Path
+    group: str = "run"  # the docs' table it belongs to (GROUPS)
+    pytest_flag: str = ""  # where the option's own flag means something else to pytest
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def environment(self) -> str:
+        return "PETSTORE_" + self.name.upper()
+
+    @property
+    def switch(self) -> bool:
+        return self.kind == "switch"
+
+    def describe(self) -> str:
+        """The help line, with the default and the environment variable."""
+        default = f" (default: {self.default})" if self.default else ""
+        return f"{self.help}{default} [env {self.environment}]"
+
+    def parse(self, value: str | bool | None) -> Any:
+        """The value as the run uses it; None where absent."""
+        if self.switch:
+            return value if isinstance(value, bool) else (value or "").strip().lower() in TRUE_WORDS
+        if value is None or value == "":
+            return None
+        if self.kind in ("count", "number"):
+            return self.whole_number(str(value))
+        if self.kind == "file":
+            try:
+                return self.read(Path(value))
+            except ValueError as error:  # BaselineError, UnreadableStatement, KeyFileError
+                raise SettingsError(str(error)) from None
+        return value
+
+    def whole_number(self, text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise SettingsError(f"{self.flag} takes a whole number, not {text!r}") from None
+        if self.kind == "count" and number < 1:
+            raise SettingsError(f"{self.flag} must be a positive whole number")
+        return number
+
+
+GROUPS = {
+    "target": "The target and its keys",
+    "run": "What the run does",
+    "reports": "Reports, nightly CI and certification",
+    "https": "HTTPS",
+}
+
+OPTIONS: tuple[Option, ...] = (
+    # --- the target and its keys
+    Option(
+        "base_url",
+        "text",
+        "base address of the target, ending in /v1",
+        default="start the bundled reference on a free loopback port and certify it",
+        metavar="URL",
+        group="target",
+    ),
+    Option(
+        "api_key",
+        "text",
+        "the API key every test uses, sent as `Authorization: Bearer KEY`; 8 characters at least",
+        metavar="KEY",
+        group="target",
+    ),
+    Option(
+        "spare_api_key",
+        "text",
+        "a second key of the same plan: the one exhausted to prove 429, Retry-After and the "
+        "reset, and to show that limits are per key",
+        default="the main key is exhausted, last",
+        metavar="KEY",
+        group="target",
+    ),
+    Option(
+        "plan",
+        "choice",
+        "the keys' plan; X-RateLimit-Limit must be its per-minute or per-day figure",
+        default="free",
+        choices=PLAN_NAMES,
+        group="target",
+    ),
+    Option(
+        "requests_per_minute",
+        "count",
+        "per-minute figure of an enterprise plan",
+        metavar="N",
+        group="target",
+    ),
+    Option(
+        "requests_per_day",
+        "count",
+        "per-day figure of an enterprise plan",
+        metavar="N",
+        group="target",
+    ),
+    Option(
+        "user_agent",
+        "text",
+        "the User-Agent every request sends (printable ASCII, 256 characters at most), stated "
+        "in every report",
+        default="petstore-conformance/VERSION",
+        metavar="TEXT",
+        group="target",
+    ),
+    # --- what the run does
+    Option(
+        "profile",
+        "choice",
+        "full certifies; smoke is read-only (no POST, no exhaustion) and spends at most 30 "
+        "requests",
+        default="full",
+        choices=PROFILES,
+    ),
+    Option(
+        "max_requests",
+        "count",
+        "the request budget of the run",
+        default="what the profile needs on the plan",
+        metavar="N",
+    ),
+    Option(
+        "deadline",
+        "count",
+        "seconds the whole run may take; past them it sends nothing more",
+        default="what the profile needs",
+        metavar="SECONDS",
+    ),
+    Option(
+        "seed",
+        "number",
+        "seed of the generated tests: the same seed sends the same requests",
+        default="0",
+        metavar="N",
+    ),
+    Option(
+        "strict", "switch", "count SHOULD failures as failures", pytest_flag="--petstore-strict"
+    ),
+    Option(
+        "allow_key_in_url",
+        "switch",
+        "also check that a key sent only in the query string is refused, which sends the real "
+        "main key in a URL (it lands in the target's access logs)",
+    ),
+    # --- reports, nightly CI and certification
+    Option(
+        "report_dir",
+        "file",
+        "the folder the reports are written to, and nothing outside it",
+        default="reports",
+        metavar="DIR",
+        group="reports",
+    ),
+    Option(
+        "expected_failures",
+        "file",
+        "YAML of known failed requirements (id, reason, until): listed failures do not fail "
+        "the run; an unlisted failure, a listed requirement that passed or an expired entry does",
+        metavar="FILE",
+        read=baseline.load,
+        group="reports",
+    ),
+    Option(
+        "write_expected_failures",
+        "file",
+        "write this run's failed requirements as such a YAML file",
+        metavar="FILE",
+        group="reports",
+    ),
+    Option(
+        "previous",
+        "file",
+        "an earlier conformance.json (or its folder): the report and the statement say what "
+        "changed since",
+        metavar="STATEMENT",
+        read=compare.load_statement,
+        group="reports",
+    ),
+    Option(
+        "package",
+        "file",
+        "also bundle the reports in a zip with a manifest.json of sha256 hashes",
+        metavar="FILE.zip",
+        group="reports",
+    ),
+    Option(
+        "sign_key",
+        "file",
+        "PEM private key (Ed25519 or ECDSA P-256, unencrypted): sign the reports as an in-toto "
+        "attestation, conformance.intoto.jsonl in the report folder",
+        metavar="FILE",
+        read=keys.load_signer,
+        group="reports",
+    ),
+    # --- HTTPS
+    Option(
+        "ca_bundle",
+        "file",
+        "PEM file of the CAs to trust for the target's certificate (a company's own CA)",
+        default="certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR when set",
+        metavar="FILE",
+        group="https",
+    ),
+    Option(
+        "client_cert",
+        "file",
+        "PEM client certificate, for a gateway that requires mutual TLS",
+        metavar="FILE",
+        group="https",
+    ),
+    Option(
+        "client_key",
+        "file",
+        "PEM private key of --client-cert, unencrypted (not needed when the certificate's file "
+        "holds it)",
+        metavar="FILE",
+        group="https",
+    ),
+    Option(
+        "insecure",
+        "switch",
+        "do not verify the target's TLS certificate (stated in every report)",
+        group="https",
+    ),
+)
+
+BY_NAME = {option.name: option for option in OPTIONS}
+
+
+def markdown_table(group: str) -> str:
+    """The options of `group` as a Markdown table, for the docs (docs/hooks.py)."""
+    rows = [
+        "| option | environment | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for option in OPTIONS:
+        if option.group != group:
+            continue
+        given = "" if option.switch else " " + (option.metavar or "|".join(option.choices))
+        default = f"`{option.default}`" if option.default in option.choices else option.default
+        rows.append(
+            f"| `{option.flag}{given}` | `{option.environment}` | {default or '–'} "
+            f"| {option.help} |"
+        )
+    return "\n".join(rows)
