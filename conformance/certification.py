@@ -67,7 +67,7 @@ def cited() -> set[int]:
     return {
         r.exchange.id
         for r in checks.ledger().results
-        if r.exchange is not None and (not r.observed or not r.passed)
+        if r.exchange is not None and (not r.every_response or not r.passed)
     }
 
 

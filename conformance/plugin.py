@@ -203,7 +203,7 @@ def blocking(
         for r in causes.settle(results).kept
         if not r.passed
         and (strict or catalogue()[r.requirement_id].level == "MUST")
-        and (not r.observed or function in catalogue()[r.requirement_id].tests)
+        and (not r.every_response or function in catalogue()[r.requirement_id].tests)
     ]
 
 

@@ -184,9 +184,9 @@ def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClie
     except connection.ConnectionSetupError as error:
         raise SettingsError(str(error)) from None
 
-    def observe(exchange: Exchange) -> None:
-        with checks.observing():
-            response_checks.observe(exchange, settings)
+    def check(exchange: Exchange) -> None:
+        with checks.on_every_response():
+            response_checks.check_every_response(exchange, settings)
             served.judge(exchange, settings)
 
     return ConformanceClient(
@@ -194,7 +194,7 @@ def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClie
         settings.keys,
         max_requests=settings.budget,
         rng=random.Random(settings.seed),
-        on_exchange=observe,
+        on_exchange=check,
         body_dir=settings.report_dir / "request-bodies",
         allow_key_in_url=settings.allow_key_in_url,
         ssl_context=ssl_context,

@@ -17,7 +17,7 @@ from conformance.httpclient import responses, sessions
 from conformance.httpclient.bounds import BODY, response_tally
 from conformance.httpclient.budget import Budget
 from conformance.httpclient.failures import Failures, TargetUnreachable, may_resend
-from conformance.httpclient.observing import Observer
+from conformance.httpclient.receiving import Receiver
 from conformance.httpclient.recording import Exchange, Sent
 from conformance.httpclient.templates import Templates, build
 
@@ -32,7 +32,7 @@ class BurstHooks:
         templates: Templates,
         budget: Budget,
         failures: Failures,
-        observer: Observer,
+        receiver: Receiver,
         http: httpx.Client,
         ssl_context: ssl.SSLContext,
         proxy: str | None,
@@ -42,7 +42,7 @@ class BurstHooks:
         self._templates = templates
         self._budget = budget
         self._failures = failures
-        self._observer = observer
+        self._receiver = receiver
         self._http = http  # builds the requests, as it does the client's
         self.ssl_context = ssl_context
         self._proxy = proxy
@@ -85,7 +85,7 @@ class BurstHooks:
             except TimeoutError:
                 raise self._failures.too_slow(request) from None
         elapsed = time.perf_counter() - started
-        return self._observer.after_response(
+        return self._receiver.after_response(
             prepared.label, request, response, body, started_at, elapsed, False
         )
 
@@ -116,7 +116,7 @@ class BurstHooks:
         a burst judges its own). `times` is when it was sent (epoch) and how long it took;
         `cut`, the bound it went past and what went past it, where it did; `body_cut`, that
         `text` is not the whole body as the checks would read it (a success kept in part)."""
-        recorder = self._observer.recorder
+        recorder = self._receiver.recorder
         too_large, what = cut or (0, BODY)
         exchange = recorder.record(
             label,
@@ -130,7 +130,7 @@ class BurstHooks:
             too_large_what=what,
             body_cut=body_cut,
         )
-        return self._observer.observe(label, exchange, False)
+        return self._receiver.receive(label, exchange, False)
 
     def unreachable(self, url: str, reason: str) -> TargetUnreachable:
         return self._failures.unreachable(url, reason)

@@ -38,7 +38,7 @@ from conformance.httpclient.budget import Budget
 from conformance.httpclient.burst_hooks import BurstHooks
 from conformance.httpclient.connection import TlsFacts, proxy_credentials
 from conformance.httpclient.failures import Failures, TargetUnreachable
-from conformance.httpclient.observing import Observer
+from conformance.httpclient.receiving import Receiver
 from conformance.httpclient.recording import RESPONSE_BODY_LIMIT, Exchange, Recorder
 from conformance.httpclient.redaction import Secrets
 from conformance.httpclient.sending import Sender
@@ -100,7 +100,7 @@ class ConformanceClient:
         self.budget = Budget(max_requests, self._pacer.check)
         self._templates = Templates(base_url, secrets, user_agent, allow_key_in_url)
         self._failures = Failures(secrets, proxy, response_seconds)
-        self._observer = Observer(
+        self._receiver = Receiver(
             self._pacer, Recorder(secrets, body_dir, curl_options), on_exchange
         )
         # Made once: a burst opens a session per connection, and loading the CA certificates
@@ -111,13 +111,13 @@ class ConformanceClient:
         headers = self._templates.default_headers()
         self._http = sessions.session(transport, ssl_context, proxy, response_seconds, headers)
         self._sender = Sender(
-            self._http, self._pacer, self.budget, self._failures, self._observer, response_seconds
+            self._http, self._pacer, self.budget, self._failures, self._receiver, response_seconds
         )
         self.burst = BurstHooks(
             templates=self._templates,
             budget=self.budget,
             failures=self._failures,
-            observer=self._observer,
+            receiver=self._receiver,
             http=self._http,
             ssl_context=ssl_context,
             proxy=proxy,
@@ -164,8 +164,8 @@ class ConformanceClient:
         return exchange
 
     def refused(self, exchange: Exchange) -> bool:
-        """Refused for now, so that its `Retry-After` is an order (`Observer.refused`)."""
-        return self._observer.refused(exchange)
+        """Refused for now, so that its `Retry-After` is an order (`Receiver.refused`)."""
+        return self._receiver.refused(exchange)
 
     def get(self, path: str, **kwargs: Any) -> Exchange:
         return self.request("GET", path, **kwargs)
@@ -176,7 +176,7 @@ class ConformanceClient:
     @property
     def exchanges(self) -> list[Exchange]:
         """Every exchange of the run, in the order responses arrived (a copy)."""
-        return self._observer.recorder.exchanges
+        return self._receiver.recorder.exchanges
 
     def requests_per_key(self) -> dict[str, int]:
         """Requests sent per key label, for the report: what the run cost each credential."""

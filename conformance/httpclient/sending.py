@@ -15,7 +15,7 @@ from conformance.httpclient.bounds import ResponseTooSlow, response_deadline
 from conformance.httpclient.budget import Budget
 from conformance.httpclient.connection import TlsFacts, peer_facts
 from conformance.httpclient.failures import Failures, may_resend
-from conformance.httpclient.observing import Observer
+from conformance.httpclient.receiving import Receiver
 from conformance.httpclient.recording import Exchange
 from conformance.httpclient.templates import Prepared, build
 
@@ -29,14 +29,14 @@ class Sender:
         pacer: Pacer,
         budget: Budget,
         failures: Failures,
-        observer: Observer,
+        receiver: Receiver,
         response_seconds: float,
     ):
         self._http = http
         self._pacer = pacer
         self._budget = budget
         self._failures = failures
-        self._observer = observer
+        self._receiver = receiver
         self._response_seconds = response_seconds
         # Held per send; held across a burst by `ConformanceClient.exclusive()`.
         self.gate = threading.RLock()
@@ -72,7 +72,7 @@ class Sender:
             elapsed = time.perf_counter() - started
         finally:
             self.gate.release()
-        return self._observer.after_response(
+        return self._receiver.after_response(
             prepared.label, request, response, body, started_at, elapsed, pace
         )
 

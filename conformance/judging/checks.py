@@ -5,8 +5,9 @@ reports every requirement it saw broken, not just the first. `require` does the 
 the test when what follows would make no sense. The plugin turns recorded MUST failures into a
 failed test at the end of the call; SHOULD failures are warned in the closing summary.
 
-Checks made on every response (`observing`) are marked `observed`: they land on whatever test
-provoked the response, and fail that test only when the catalogue says the test verifies them.
+Checks made on every response (under `on_every_response`) are marked `every_response`: they land
+on whatever test provoked the response, and fail that test only when the catalogue says the test
+verifies them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class CheckResult:
     message: str
     test_id: str
     exchange: Exchange | None = None
-    observed: bool = False  # made on every response, not asserted by the test itself
+    every_response: bool = False  # made on every response, not asserted by the test itself
     # The response is not the service's at all (a proxy's refusal): every other failure on it
     # gives way to this one (conformance.judging.causes).
     whole_response: bool = False
@@ -67,7 +68,7 @@ class Ledger:
         The same failure on the same response, seen on every response and again by the test
         that reads it (a listing that is not JSON), is one failure: the test's own."""
         with self._lock:  # the exhaustion of a spare key records from a thread of its own
-            if result.observed and result.passed:
+            if result.every_response and result.passed:
                 key = (result.requirement_id, result.test_id)
                 if (first := self._passes.get(key)) is not None:
                     first.times += 1
@@ -76,7 +77,7 @@ class Ledger:
             if not result.passed and result.exchange is not None:
                 seen = (result.requirement_id, result.exchange.id, result.message)
                 if (same := self._failures.get(seen)) is not None:
-                    same.observed = same.observed and result.observed
+                    same.every_response = same.every_response and result.every_response
                     return same
                 self._failures[seen] = result
             self.results.append(result)
@@ -96,7 +97,7 @@ class Ledger:
 # the other tests on a thread of its own: each thread says which test its checks belong to.
 _ledger = Ledger()
 _current = threading.local()
-_observing: ContextVar[bool] = ContextVar("observing", default=False)
+_on_every_response: ContextVar[bool] = ContextVar("on_every_response", default=False)
 
 
 def ledger() -> Ledger:
@@ -118,13 +119,13 @@ def current_test() -> str:
 
 
 @contextmanager
-def observing() -> Iterator[None]:
+def on_every_response() -> Iterator[None]:
     """Mark the checks recorded inside as checks of every response (see the module's notes)."""
-    token = _observing.set(True)
+    token = _on_every_response.set(True)
     try:
         yield
     finally:
-        _observing.reset(token)
+        _on_every_response.reset(token)
 
 
 def expect(
@@ -140,7 +141,7 @@ def record(
     """`expect`'s work: the result kept in the ledger for this check."""
     known(requirement_id)
     result = CheckResult(
-        requirement_id, bool(condition), message, current_test(), exchange, _observing.get()
+        requirement_id, bool(condition), message, current_test(), exchange, _on_every_response.get()
     )
     return ledger().add(result)
 

@@ -48,7 +48,7 @@ def judge(exchanges: list[Exchange], results: list[CheckResult]) -> list[CheckRe
                 f"{refusal_circumstances(exchange, exchanges)}",
                 tests.get(exchange.id, ""),
                 exchange,
-                observed=True,
+                every_response=True,
                 whole_response=True,
             )
         )

@@ -1,8 +1,8 @@
 """Checks that hold for every response the suite sees, whatever test sent the request.
 
-The plugin runs `observe` on each exchange as the client records it, so a rule such as "every
-response carries the rate-limit headers" is checked on 200s, 400s, 401s and 429s alike, and a
-failure lands on the test that provoked the response.
+The run calls `check_every_response` on each exchange as the client records it, so a rule such
+as "every response carries the rate-limit headers" is checked on 200s, 400s, 401s and 429s
+alike, and a failure lands on the test that provoked the response.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ REFUSED_CREDENTIAL = (401, 403)
 _QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
-class Settings(Protocol):
-    """What the checks read of the run's settings (conformance.settings.Settings has it): the
-    plan and its figures, the base address, and the key labels of the run."""
+class RunFacts(Protocol):
+    """What the checks read of the run (conformance.settings.Settings has it, and is not
+    imported here: the wings do not import the run's shell): the plan and its figures, the base
+    address, and the key labels of the run."""
 
     plan: str
     base_url: str
@@ -43,7 +44,7 @@ class Settings(Protocol):
     def keys(self) -> dict[str, str]: ...
 
 
-def observe(exchange: Exchange, settings: Settings) -> None:
+def check_every_response(exchange: Exchange, settings: RunFacts) -> None:
     if exchange.status == 101:
         # An upgrade offer taken (the h2c create): the answer came in the other protocol, which
         # the checker does not read (RFC 9110 section 15.2.2). Other 1xx never get here.
@@ -106,7 +107,7 @@ def header_problems(exchange: Exchange) -> list[str]:
     return problems
 
 
-def check_rate_limit_headers(exchange: Exchange, settings: Settings) -> None:
+def check_rate_limit_headers(exchange: Exchange, settings: RunFacts) -> None:
     missing = [name for name in RATE_LIMIT_HEADERS if exchange.header(name) is None]
     if not expect(
         "LIM-HEADERS-PRESENT",
@@ -132,7 +133,7 @@ def check_rate_limit_headers(exchange: Exchange, settings: Settings) -> None:
     check_reset_time(exchange, values, settings)
 
 
-def check_limit_matches_plan(exchange: Exchange, limit: int, settings: Settings) -> None:
+def check_limit_matches_plan(exchange: Exchange, limit: int, settings: RunFacts) -> None:
     if not authenticated_as_key(exchange, settings):
         return
     if None in settings.plan_limits:
@@ -153,7 +154,7 @@ def credential_refused(exchange: Exchange) -> bool:
     return exchange.status in REFUSED_CREDENTIAL
 
 
-def authenticated_as_key(exchange: Exchange, settings: Settings) -> bool:
+def authenticated_as_key(exchange: Exchange, settings: RunFacts) -> bool:
     """Was this response made for one of the run's keys, as the server knows it? A credential
     the server refused (a 401, or a 403 where 401 is due) or one the suite sent deliberately
     wrong (`Basic <key>`, the bare key, the key in the URL) leaves the caller anonymous to the
@@ -176,13 +177,13 @@ def server_time(exchange: Exchange) -> tuple[float, float]:
     return exchange.started_at + exchange.elapsed, 30.0
 
 
-def window_seconds(limit: int, settings: Settings) -> int:
+def window_seconds(limit: int, settings: RunFacts) -> int:
     """The longest window the reported limit can belong to: a minute only for the minute figure."""
     per_minute, _ = settings.plan_limits
     return MINUTE if limit == per_minute else DAY
 
 
-def check_reset_time(exchange: Exchange, values: dict[str, float], settings: Settings) -> None:
+def check_reset_time(exchange: Exchange, values: dict[str, float], settings: RunFacts) -> None:
     reset = values["X-RateLimit-Reset"]
     shown = f"X-RateLimit-Reset {exchange.header('X-RateLimit-Reset')!r}"
     now, tolerance = server_time(exchange)

@@ -32,7 +32,7 @@ from conformance.judging.categories import (
     listed_categories,
 )
 from conformance.judging.checks import expect
-from conformance.judging.response_checks import Settings, authenticated_as_key
+from conformance.judging.response_checks import RunFacts, authenticated_as_key
 
 LIST, CREATE = ("GET", "/categories"), ("POST", "/categories")
 DOCUMENTED_SUCCESS = {LIST: 200, CREATE: 201}
@@ -45,7 +45,7 @@ class _LastBurstSuccess:
     exchange: Exchange | None = None
 
 
-def judge(exchange: Exchange, settings: Settings) -> None:
+def judge(exchange: Exchange, settings: RunFacts) -> None:
     """Judge a success of GET or POST /categories on the run's key against the document."""
     if not 200 <= exchange.status < 300 or not authenticated_as_key(exchange, settings):
         return

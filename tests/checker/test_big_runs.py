@@ -94,10 +94,12 @@ def test_memory_per_burst_response_stays_small_and_the_har_is_not_held_whole(tmp
 def test_passing_checks_on_every_response_are_counted_not_kept():
     ledger = Ledger()
     for _ in range(10_000):
-        ledger.add(CheckResult("LIM-HEADERS-PRESENT", True, "present", "t::burst", observed=True))
-    failure = CheckResult("LIM-HEADERS-PRESENT", False, "absent", "t::burst", observed=True)
+        ledger.add(
+            CheckResult("LIM-HEADERS-PRESENT", True, "present", "t::burst", every_response=True)
+        )
+    failure = CheckResult("LIM-HEADERS-PRESENT", False, "absent", "t::burst", every_response=True)
     ledger.add(failure)
-    ledger.add(CheckResult("LIM-HEADERS-PRESENT", True, "present", "t::burst", observed=True))
+    ledger.add(CheckResult("LIM-HEADERS-PRESENT", True, "present", "t::burst", every_response=True))
     assert len(ledger.results) == 2  # one standing for 10,001 passes, and the failure
     assert ledger.results[1] is failure
     outcome = next(

@@ -1,5 +1,6 @@
-"""Unit tests of the checks `observe` runs on every response: rate-limit headers, Reset time,
-plan figures, Error bodies, WWW-Authenticate and Retry-After. Exchanges are built by hand."""
+"""Unit tests of the checks made on every response (`check_every_response`): rate-limit
+headers, Reset time, plan figures, Error bodies, WWW-Authenticate and Retry-After. Exchanges
+are built by hand."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from conformance.httpclient.client import Exchange
 from conformance.judging import checks
-from conformance.judging.response_checks import observe
+from conformance.judging.response_checks import check_every_response
 from conformance.settings import Settings
 
 NOW = 1_740_830_400  # 2025-03-01T12:00:00Z, a whole second as a Date header has
@@ -76,9 +77,9 @@ def exchange(
     )
 
 
-def observed(ex: Exchange, settings: Settings = FREE) -> dict[str, list[bool]]:
+def outcomes(ex: Exchange, settings: Settings = FREE) -> dict[str, list[bool]]:
     """Run every response check; return each requirement's results, in order."""
-    observe(ex, settings)
+    check_every_response(ex, settings)
     outcome: dict[str, list[bool]] = {}
     for result in checks.ledger().results:
         outcome.setdefault(result.requirement_id, []).append(result.passed)
@@ -86,7 +87,7 @@ def observed(ex: Exchange, settings: Settings = FREE) -> dict[str, list[bool]]:
 
 
 def failed(ex: Exchange, settings: Settings = FREE) -> set[str]:
-    return {rid for rid, passes in observed(ex, settings).items() if not all(passes)}
+    return {rid for rid, passes in outcomes(ex, settings).items() if not all(passes)}
 
 
 def message_of(requirement_id: str) -> str:
@@ -95,7 +96,7 @@ def message_of(requirement_id: str) -> str:
 
 
 def test_a_good_200_passes_every_check_it_gets():
-    outcome = observed(exchange())
+    outcome = outcomes(exchange())
     assert outcome == {
         "GEN-NO-SERVER-ERROR": [True],
         "LIM-HEADERS-PRESENT": [True],
@@ -109,18 +110,18 @@ def test_a_good_200_passes_every_check_it_gets():
 def test_a_switch_of_protocols_is_not_the_answer_and_gets_no_check():
     """A server that takes the h2c offer answers 101 without rate-limit headers, and then in
     HTTP/2: the 101 is not judged as the response to the request."""
-    assert observed(exchange(101, "", limit=NO_HEADER, remaining=NO_HEADER, reset=NO_HEADER)) == {}
+    assert outcomes(exchange(101, "", limit=NO_HEADER, remaining=NO_HEADER, reset=NO_HEADER)) == {}
 
 
 def test_a_fraction_of_a_second_in_reset_is_a_warning_judged_with_its_value():
     # slowapi writes `1795377056.8905156`: still a Unix time, so only the SHOULD fails.
-    outcome = observed(exchange(reset=f"{NOW + 30}.8905156"))
+    outcome = outcomes(exchange(reset=f"{NOW + 30}.8905156"))
     assert outcome["LIM-HEADERS-VALID"] == [True]
     assert outcome["LIM-RESET-WHOLE-SECONDS"] == [False]
     assert outcome["LIM-RESET-UNIX-TIME"] == [True]
     assert f"{NOW + 30}.8905156" in message_of("LIM-RESET-WHOLE-SECONDS")
     checks.start_run()
-    late = observed(exchange(reset=f"{NOW - 3600}.5"))
+    late = outcomes(exchange(reset=f"{NOW - 3600}.5"))
     assert late["LIM-RESET-UNIX-TIME"] == [False]  # judged with the fraction, like any Reset
 
 
@@ -134,13 +135,13 @@ def test_a_fraction_of_a_second_in_reset_is_a_warning_judged_with_its_value():
     ],
 )
 def test_every_header_message_names_the_header_and_its_value(headers, named):
-    observed(exchange(**headers))
+    outcomes(exchange(**headers))
     assert named in message_of("LIM-HEADERS-VALID")
 
 
 def test_failures_carry_the_exchange_as_evidence():
     ex = exchange(remaining="61")
-    observe(ex, FREE)
+    check_every_response(ex, FREE)
     [bad] = [r for r in checks.ledger().results if not r.passed]
     assert bad.exchange is ex
 
@@ -154,7 +155,7 @@ def test_a_5xx_fails_no_server_error():
 
 @pytest.mark.parametrize("left_out", ["limit", "remaining", "reset"])
 def test_a_missing_rate_limit_header_fails_present_and_stops_there(left_out):
-    outcome = observed(exchange(**{left_out: NO_HEADER}))
+    outcome = outcomes(exchange(**{left_out: NO_HEADER}))
     assert outcome["LIM-HEADERS-PRESENT"] == [False]
     assert "X-RateLimit-" + left_out.capitalize() in message_of("LIM-HEADERS-PRESENT")
     assert "LIM-HEADERS-VALID" not in outcome
@@ -188,7 +189,7 @@ def test_rate_limit_header_names_are_case_insensitive():
     ],
 )
 def test_invalid_rate_limit_values_fail_valid(headers):
-    outcome = observed(exchange(**headers))
+    outcome = outcomes(exchange(**headers))
     assert outcome["LIM-HEADERS-PRESENT"] == [True]
     assert outcome["LIM-HEADERS-VALID"] == [False]
     assert "LIM-RESET-UNIX-TIME" not in outcome
@@ -196,7 +197,7 @@ def test_invalid_rate_limit_values_fail_valid(headers):
 
 @pytest.mark.parametrize("remaining", ["60", "0", " 7 "])
 def test_remaining_from_zero_up_to_the_limit_is_valid(remaining):
-    assert observed(exchange(remaining=remaining))["LIM-HEADERS-VALID"] == [True]
+    assert outcomes(exchange(remaining=remaining))["LIM-HEADERS-VALID"] == [True]
 
 
 # -- X-RateLimit-Reset ----------------------------------------------------------------------
@@ -217,47 +218,47 @@ def test_remaining_from_zero_up_to_the_limit_is_valid(remaining):
     ],
 )
 def test_reset_is_judged_as_a_unix_time_in_the_window(reset, passes):
-    assert observed(exchange(reset=str(reset)))["LIM-RESET-UNIX-TIME"] == [passes]
+    assert outcomes(exchange(reset=str(reset)))["LIM-RESET-UNIX-TIME"] == [passes]
 
 
 def test_reset_in_milliseconds_is_named_as_such():
-    observed(exchange(reset=str(NOW * 1000)))
+    outcomes(exchange(reset=str(NOW * 1000)))
     assert "milliseconds" in message_of("LIM-RESET-UNIX-TIME")
 
 
 def test_reset_of_the_daily_figure_may_be_hours_ahead():
-    outcome = observed(exchange(limit="1000", remaining="900", reset=str(NOW + 6 * 3600)))
+    outcome = outcomes(exchange(limit="1000", remaining="900", reset=str(NOW + 6 * 3600)))
     assert outcome["LIM-RESET-UNIX-TIME"] == [True]
 
 
 def test_reset_beyond_a_day_fails_even_for_the_daily_figure():
-    outcome = observed(exchange(limit="1000", remaining="900", reset=str(NOW + 86_400 + 6)))
+    outcome = outcomes(exchange(limit="1000", remaining="900", reset=str(NOW + 86_400 + 6)))
     assert outcome["LIM-RESET-UNIX-TIME"] == [False]
 
 
 def test_reset_is_judged_against_the_servers_date_not_our_clock():
     # Our clock runs an hour ahead of the server's: the server's Date decides.
     ahead = exchange(reset=str(NOW + 30), started_at=NOW + 3600)
-    assert observed(ahead)["LIM-RESET-UNIX-TIME"] == [True]
+    assert outcomes(ahead)["LIM-RESET-UNIX-TIME"] == [True]
     checks.start_run()
     # Right by our clock, but 20 s in the past by the server's Date.
     server_ahead = exchange(reset=str(NOW + 30), date=formatdate(NOW + 50, usegmt=True))
-    assert observed(server_ahead)["LIM-RESET-UNIX-TIME"] == [False]
+    assert outcomes(server_ahead)["LIM-RESET-UNIX-TIME"] == [False]
 
 
 @pytest.mark.parametrize(("offset", "passes"), [(-20, True), (-40, False), (0, True)])
 def test_without_a_date_header_the_tolerance_is_wider(offset, passes):
     ex = exchange(reset=str(NOW + offset), date=NO_HEADER, started_at=NOW)
-    assert observed(ex)["LIM-RESET-UNIX-TIME"] == [passes]
+    assert outcomes(ex)["LIM-RESET-UNIX-TIME"] == [passes]
 
 
 def test_with_a_date_header_twenty_seconds_in_the_past_fails():
-    assert observed(exchange(reset=str(NOW - 20)))["LIM-RESET-UNIX-TIME"] == [False]
+    assert outcomes(exchange(reset=str(NOW - 20)))["LIM-RESET-UNIX-TIME"] == [False]
 
 
 def test_an_unparseable_date_header_falls_back_to_our_clock():
     ex = exchange(reset=str(NOW + 10), date="yesterday-ish", started_at=NOW)
-    assert observed(ex)["LIM-RESET-UNIX-TIME"] == [True]
+    assert outcomes(ex)["LIM-RESET-UNIX-TIME"] == [True]
 
 
 # -- X-RateLimit-Limit against the plan -----------------------------------------------------
@@ -265,12 +266,12 @@ def test_an_unparseable_date_header_falls_back_to_our_clock():
 
 @pytest.mark.parametrize(("limit", "passes"), [("60", True), ("1000", True), ("61", False)])
 def test_limit_must_be_a_figure_of_the_plan(limit, passes):
-    outcome = observed(exchange(limit=limit, remaining="0", reset=str(NOW + 10)))
+    outcome = outcomes(exchange(limit=limit, remaining="0", reset=str(NOW + 10)))
     assert outcome["LIM-LIMIT-PLAN"] == [passes]
 
 
 def test_limit_plan_is_skipped_for_401s():
-    outcome = observed(exchange(401, ERROR_401, limit="5", remaining="4", reset=str(NOW + 10)))
+    outcome = outcomes(exchange(401, ERROR_401, limit="5", remaining="4", reset=str(NOW + 10)))
     assert "LIM-LIMIT-PLAN" not in outcome
     assert outcome["LIM-HEADERS-VALID"] == [True]
 
@@ -278,7 +279,7 @@ def test_limit_plan_is_skipped_for_401s():
 def test_limit_plan_is_skipped_for_a_403_to_the_key():
     # A server answering 403 where 401 is due has refused the credential: an anonymous caller.
     ex = exchange(403, {"code": "x", "message": "x", "status": 403}, limit="100")
-    outcome = observed(ex)
+    outcome = outcomes(ex)
     assert "LIM-LIMIT-PLAN" not in outcome
     assert outcome["LIM-HEADERS-VALID"] == [True]
 
@@ -287,18 +288,18 @@ def test_limit_plan_is_skipped_for_a_403_to_the_key():
 def test_limit_plan_is_skipped_for_the_key_sent_the_wrong_way(authorization):
     # A deliberately wrong credential carries the real key (`Basic <key>`): even served, the
     # server did not take it for the key, so the plan is not what its limit answers to.
-    outcome = observed(exchange(limit="100", authorization=authorization))
+    outcome = outcomes(exchange(limit="100", authorization=authorization))
     assert "LIM-LIMIT-PLAN" not in outcome
 
 
 def test_limit_plan_is_judged_for_a_lower_case_bearer_scheme():
-    outcome = observed(exchange(limit="100", authorization="bearer ***"))
+    outcome = outcomes(exchange(limit="100", authorization="bearer ***"))
     assert outcome["LIM-LIMIT-PLAN"] == [False]
 
 
 def test_limit_plan_is_skipped_for_requests_sent_without_a_key():
     ex = exchange(limit="5", remaining="4", reset=str(NOW + 10), key_label="none")
-    outcome = observed(ex)
+    outcome = outcomes(ex)
     assert "LIM-LIMIT-PLAN" not in outcome
     assert outcome["LIM-RESET-UNIX-TIME"] == [True]
 
@@ -308,12 +309,12 @@ def test_limit_plan_is_checked_for_the_spare_key():
         base_url=FREE.base_url, api_key="key-main-a", spare_api_key="key-spare-b", plan="free"
     )
     ex = exchange(limit="61", key_label="spare")
-    assert observed(ex, settings)["LIM-LIMIT-PLAN"] == [False]
+    assert outcomes(ex, settings)["LIM-LIMIT-PLAN"] == [False]
 
 
 def test_limit_plan_is_skipped_for_an_enterprise_plan_without_figures():
     settings = Settings(base_url=FREE.base_url, api_key="key-main-a", plan="enterprise")
-    outcome = observed(exchange(limit="12345", remaining="1", reset=str(NOW + 10)), settings)
+    outcome = outcomes(exchange(limit="12345", remaining="1", reset=str(NOW + 10)), settings)
     assert "LIM-LIMIT-PLAN" not in outcome
 
 
@@ -326,7 +327,7 @@ def test_limit_plan_uses_the_enterprise_figures_given(limit, passes):
         requests_per_minute=500,
         requests_per_day=20_000,
     )
-    outcome = observed(exchange(limit=limit, remaining="0", reset=str(NOW + 10)), settings)
+    outcome = outcomes(exchange(limit=limit, remaining="0", reset=str(NOW + 10)), settings)
     assert outcome["LIM-LIMIT-PLAN"] == [passes]
 
 
@@ -334,7 +335,7 @@ def test_limit_plan_uses_the_enterprise_figures_given(limit, passes):
 
 
 def test_a_good_400_error_passes_schema_status_and_media_type():
-    outcome = observed(exchange(400, ERROR_400))
+    outcome = outcomes(exchange(400, ERROR_400))
     assert outcome["ERR-SCHEMA"] == [True]
     assert outcome["ERR-STATUS-MATCH"] == [True]
     assert outcome["ERR-MEDIA-TYPE"] == [True]
@@ -353,26 +354,26 @@ def test_a_good_400_error_passes_schema_status_and_media_type():
     ],
 )
 def test_a_400_without_an_error_object_fails_schema(body, said):
-    outcome = observed(exchange(400, body))
+    outcome = outcomes(exchange(400, body))
     assert outcome["ERR-SCHEMA"] == [False]
     assert said in message_of("ERR-SCHEMA")
     assert "ERR-STATUS-MATCH" not in outcome
 
 
 def test_extra_fields_in_an_error_are_allowed():
-    outcome = observed(exchange(400, {**ERROR_400, "details": [{"field": "name"}]}))
+    outcome = outcomes(exchange(400, {**ERROR_400, "details": [{"field": "name"}]}))
     assert outcome["ERR-SCHEMA"] == [True]
 
 
 def test_error_status_must_match_the_http_status():
-    outcome = observed(exchange(400, {**ERROR_400, "status": 422}))
+    outcome = outcomes(exchange(400, {**ERROR_400, "status": 422}))
     assert outcome["ERR-SCHEMA"] == [True]
     assert outcome["ERR-STATUS-MATCH"] == [False]
 
 
 def test_a_401_error_body_is_checked_too():
     extra = [("WWW-Authenticate", "Bearer")]
-    outcome = observed(exchange(401, {**ERROR_401, "status": 400}, extra=extra))
+    outcome = outcomes(exchange(401, {**ERROR_401, "status": 400}, extra=extra))
     assert outcome["ERR-STATUS-MATCH"] == [False]
 
 
@@ -388,26 +389,26 @@ def test_a_401_error_body_is_checked_too():
     ],
 )
 def test_error_media_type(content_type, passes):
-    outcome = observed(exchange(400, ERROR_400, content_type=content_type))
+    outcome = outcomes(exchange(400, ERROR_400, content_type=content_type))
     assert outcome["ERR-MEDIA-TYPE"] == [passes]
 
 
 def test_a_plain_text_error_page_fails_the_media_type_only():
     # One cause, one requirement: `Unauthorized` as text/plain is not a JSON Error at all.
     extra = [("WWW-Authenticate", "Bearer")]
-    outcome = observed(exchange(401, "Unauthorized", content_type="text/plain", extra=extra))
+    outcome = outcomes(exchange(401, "Unauthorized", content_type="text/plain", extra=extra))
     assert outcome["ERR-MEDIA-TYPE"] == [False]
     assert "ERR-SCHEMA" not in outcome
 
 
 def test_a_json_error_sent_as_text_is_still_judged_for_its_shape():
-    outcome = observed(exchange(400, {"detail": "x"}, content_type="text/plain"))
+    outcome = outcomes(exchange(400, {"detail": "x"}, content_type="text/plain"))
     assert outcome["ERR-MEDIA-TYPE"] == [False]
     assert outcome["ERR-SCHEMA"] == [False]
 
 
 def test_error_checks_are_not_run_on_a_200():
-    outcome = observed(exchange(200, "not json", content_type="text/plain"))
+    outcome = outcomes(exchange(200, "not json", content_type="text/plain"))
     assert not {"ERR-SCHEMA", "ERR-MEDIA-TYPE", "ERR-STATUS-MATCH"} & outcome.keys()
 
 
@@ -428,7 +429,7 @@ def test_error_checks_are_not_run_on_a_200():
     ],
 )
 def test_a_bearer_challenge_passes(challenge):
-    outcome = observed(exchange(401, ERROR_401, extra=[("WWW-Authenticate", challenge)]))
+    outcome = outcomes(exchange(401, ERROR_401, extra=[("WWW-Authenticate", challenge)]))
     assert outcome["AUTH-WWW-AUTHENTICATE"] == [True]
 
 
@@ -436,27 +437,27 @@ def test_a_bearer_challenge_passes(challenge):
     "challenge", ['Basic realm="petstore"', "Bearerish", "Token", "", 'Digest realm="bearer"']
 )
 def test_no_bearer_challenge_fails(challenge):
-    outcome = observed(exchange(401, ERROR_401, extra=[("WWW-Authenticate", challenge)]))
+    outcome = outcomes(exchange(401, ERROR_401, extra=[("WWW-Authenticate", challenge)]))
     assert outcome["AUTH-WWW-AUTHENTICATE"] == [False]
 
 
 def test_a_401_without_www_authenticate_fails():
-    assert observed(exchange(401, ERROR_401))["AUTH-WWW-AUTHENTICATE"] == [False]
+    assert outcomes(exchange(401, ERROR_401))["AUTH-WWW-AUTHENTICATE"] == [False]
 
 
 def test_www_authenticate_is_checked_on_401s_only():
-    assert "AUTH-WWW-AUTHENTICATE" not in observed(exchange(400, ERROR_400))
+    assert "AUTH-WWW-AUTHENTICATE" not in outcomes(exchange(400, ERROR_400))
 
 
 def test_a_bearer_challenge_on_a_second_field_line_passes():
     # RFC 9110 §11.6.1: challenges may come in one field line each.
     extra = [("WWW-Authenticate", 'Basic realm="x"'), ("WWW-Authenticate", "Bearer")]
-    assert observed(exchange(401, ERROR_401, extra=extra))["AUTH-WWW-AUTHENTICATE"] == [True]
+    assert outcomes(exchange(401, ERROR_401, extra=extra))["AUTH-WWW-AUTHENTICATE"] == [True]
 
 
 def test_bearer_inside_a_quoted_parameter_is_not_a_challenge():
     extra = [("WWW-Authenticate", 'Basic realm="tokens, bearer or basic"')]
-    assert observed(exchange(401, ERROR_401, extra=extra))["AUTH-WWW-AUTHENTICATE"] == [False]
+    assert outcomes(exchange(401, ERROR_401, extra=extra))["AUTH-WWW-AUTHENTICATE"] == [False]
 
 
 # -- 429: Retry-After and body --------------------------------------------------------------
@@ -477,17 +478,17 @@ def test_bearer_inside_a_quoted_parameter_is_not_a_challenge():
 )
 def test_retry_after_is_delay_seconds_or_an_http_date(retry_after, passes):
     ex = exchange(429, ERROR_429, remaining="0", extra=[("Retry-After", retry_after)])
-    assert observed(ex)["LIM-RETRY-AFTER"] == [passes]
+    assert outcomes(ex)["LIM-RETRY-AFTER"] == [passes]
 
 
 def test_a_429_without_retry_after_fails():
-    assert observed(exchange(429, ERROR_429, remaining="0"))["LIM-RETRY-AFTER"] == [False]
+    assert outcomes(exchange(429, ERROR_429, remaining="0"))["LIM-RETRY-AFTER"] == [False]
 
 
 def test_a_429_without_an_error_body_is_only_a_should_warning():
     ex = exchange(429, "Too Many Requests", content_type="text/plain", remaining="0")
     ex.response_headers.append(("Retry-After", "5"))
-    outcome = observed(ex)
+    outcome = outcomes(ex)
     assert outcome["ERR-429-BODY"] == [False]
     assert outcome["LIM-RETRY-AFTER"] == [True]
     assert "ERR-SCHEMA" not in outcome and "ERR-MEDIA-TYPE" not in outcome
@@ -495,8 +496,8 @@ def test_a_429_without_an_error_body_is_only_a_should_warning():
 
 def test_a_429_with_an_error_body_passes_the_body_check():
     ex = exchange(429, ERROR_429, remaining="0", extra=[("Retry-After", "5")])
-    assert observed(ex)["ERR-429-BODY"] == [True]
+    assert outcomes(ex)["ERR-429-BODY"] == [True]
 
 
 def test_retry_after_is_checked_on_429s_only():
-    assert "LIM-RETRY-AFTER" not in observed(exchange(200))
+    assert "LIM-RETRY-AFTER" not in outcomes(exchange(200))

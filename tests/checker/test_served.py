@@ -62,11 +62,11 @@ def exchange(
 def judged(*exchanges: Exchange) -> dict[str, list[bool]]:
     """Each requirement's results once every exchange went through the judgement, in order;
     every one marked as made on every response."""
-    with checks.observing():
+    with checks.on_every_response():
         for one in exchanges:
             served.judge(one, SETTINGS)
     results = checks.ledger().results
-    assert all(result.observed for result in results)
+    assert all(result.every_response for result in results)
     outcome: dict[str, list[bool]] = {}
     for result in results:
         outcome.setdefault(result.requirement_id, []).append(result.passed)
@@ -173,8 +173,8 @@ def test_the_same_failure_seen_on_every_response_and_by_its_test_is_one():
     """A probe's listing is judged on every response; the test that reads it judges it again:
     one failure, the test's own (it fails the test as its own assertion would)."""
     listing = exchange(body="not json")
-    with checks.observing():
+    with checks.on_every_response():
         served.judge(listing, SETTINGS)
-    served.listed_categories(listing)  # the test's own reading, outside `observing`
+    served.listed_categories(listing)  # the test's own reading, outside `on_every_response`
     failures = [r for r in checks.ledger().results if not r.passed]
-    assert [(r.requirement_id, r.observed) for r in failures] == [("CAT-LIST-200", False)]
+    assert [(r.requirement_id, r.every_response) for r in failures] == [("CAT-LIST-200", False)]

@@ -20,7 +20,7 @@ REFUSALS = (429, 503)
 (HAProxy's `deny`: 403) is known by its answer being unlike the service's (`refused`)."""
 
 
-class Observer:
+class Receiver:
     """Records each response through `recorder`, paces its key through `pacer`, and hands it
     to `on_exchange` (the checks run on every response)."""
 
@@ -66,9 +66,9 @@ class Observer:
         exchange = responses.record(
             self.recorder, label, request, response, body, started_at, elapsed
         )
-        return self.observe(label, exchange, pace)
+        return self.receive(label, exchange, pace)
 
-    def observe(self, label: str, exchange: Exchange, pace: bool) -> Exchange:
+    def receive(self, label: str, exchange: Exchange, pace: bool) -> Exchange:
         """What every response goes through, whoever sent it: pacing learns, checks run."""
         self._learn(label, exchange, pace)
         if self._on_exchange is not None:
