@@ -66,10 +66,11 @@ class Day:
         return [e for e in run_exchanges if e.key_label == self.label]
 
 
-def judge_window(window: DayWindow, per_minute: int, clock: ServerClock) -> bool:
+def judge_window(window: DayWindow, per_minute: int, per_day: int, clock: ServerClock) -> bool:
     """LIM-429-WHEN-EXCEEDED and LIM-QUOTA-HONOURED in one window of the day; True where it
-    served beyond its quota (the fault is evident: spending more proves nothing)."""
-    history = window.history
+    served beyond its quota (the fault is evident: spending more proves nothing). Responses
+    whose headers report the day's window are the day's to judge (LIM-DAY-ENFORCED)."""
+    history = [s for s in window.history if s.limit != per_day or per_day == per_minute]
     tally = counting(history, clock)
     holds = not tally.judged or tally.problem is None
     where = f"window {window.number} of the day"
@@ -83,7 +84,7 @@ def judge_window(window: DayWindow, per_minute: int, clock: ServerClock) -> bool
             found.seen.exchange,
         )
         return True
-    refused = window.refused
+    refused = next((s for s in history if not s.served), None)
     if (
         refused is not None
         and refused.status == 429
@@ -92,15 +93,17 @@ def judge_window(window: DayWindow, per_minute: int, clock: ServerClock) -> bool
         expect(
             "LIM-429-WHEN-EXCEEDED", True, f"{where}: a request beyond it got 429", refused.exchange
         )
-    judge_window_quota(window, per_minute, clock, holds)
+    judge_window_quota(window.number, history, per_minute, clock, holds)
     return False
 
 
-def judge_window_quota(window: DayWindow, per_minute: int, clock: ServerClock, holds: bool) -> None:
+def judge_window_quota(
+    number: int, history: list[Snapshot], per_minute: int, clock: ServerClock, holds: bool
+) -> None:
     """As the exhaustion's LIM-QUOTA-HONOURED: refused after a whole quota passes; a settled
     429 that no Remaining 0 preceded, where Remaining counts, fails (a day refused behind
     headers that still announce the minute's quota among them)."""
-    history, where = window.history, f"window {window.number} of the day"
+    where = f"window {number} of the day"
     honoured = refused_after_quota(history, per_minute, clock)
     if honoured is not None:
         expect(
@@ -123,7 +126,7 @@ def judge_window_quota(window: DayWindow, per_minute: int, clock: ServerClock, h
             early.exchange,
         )
         return
-    refused = window.refused
+    refused = next((s for s in history if not s.served), None)
     if (
         refused is not None
         and refused.status == 429

@@ -55,7 +55,7 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
         if opening.served:
             window.spent = spend_window(client, day.label, wanted(opening, day), opening)
         clock = ServerClock.of(client.exchanges)
-        if judge_window(window, per_minute, clock):
+        if judge_window(window, per_minute, per_day, clock):
             day.stopped = f"window {window.number} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
         announce(progress(day, client.exchanges, most))
         if not opening.served:
