@@ -1,10 +1,9 @@
 """Judging a key's day: what spending it window after window showed (`conformance.suite.day_quota`).
 
-Each window is judged as the exhaustion judges its burst (LIM-429-WHEN-EXCEEDED,
-LIM-QUOTA-HONOURED), with the same fairness to sliding windows and a window's last second. The
-day is judged on the key's whole run: LIM-DAY-ENFORCED, no more than the plan's day figure
-served within one day; LIM-DAY-HONOURED, no refusal for the day before the key had been served
-its figure, or had it refused by its minute windows (a server may count those against the day).
+Each window is judged as it ends (`conformance.judging.spent_window`). The day is judged on the
+key's whole run: LIM-DAY-ENFORCED, no more than the plan's day figure served within one day;
+LIM-DAY-HONOURED, no refusal for the day before the key had been served its figure, or had it
+refused by its minute windows (a server may count those against the day).
 
 Whether the day is a calendar day or a rolling 24 hours is not shown, so a run that may have
 crossed the end of a day (UTC midnight, or a Reset of the day's window that passed) proves no
@@ -18,37 +17,8 @@ from dataclasses import dataclass, field
 
 from conformance.httpclient.client import Exchange
 from conformance.judging.checks import cannot_check, expect
-from conformance.judging.ratelimit import (
-    ServerClock,
-    Snapshot,
-    counting,
-    excess,
-    refused_after_quota,
-    refused_within_quota,
-    settled_in_its_window,
-    snapshot,
-)
-
-
-@dataclass
-class DayWindow:
-    """One window of the day: its opening response and what was spent after it."""
-
-    number: int
-    opening: Snapshot
-    spent: list[Snapshot] = field(default_factory=list)
-
-    @property
-    def history(self) -> list[Snapshot]:
-        return [self.opening, *self.spent]
-
-    @property
-    def refused(self) -> Snapshot | None:
-        return next((s for s in self.history if not s.served), None)
-
-    @property
-    def served(self) -> int:
-        return sum(1 for s in self.history if s.served)
+from conformance.judging.ratelimit import ServerClock, Snapshot, snapshot
+from conformance.judging.spent_window import SpentWindow
 
 
 @dataclass
@@ -58,83 +28,12 @@ class Day:
     label: str
     per_minute: int
     per_day: int
-    windows: list[DayWindow] = field(default_factory=list)
+    windows: list[SpentWindow] = field(default_factory=list)
     refusal: Snapshot | None = None  # the day's refusal, once seen
     stopped: str = ""  # why the day was not spent to its refusal, where it was not
 
     def exchanges(self, run_exchanges: list[Exchange]) -> list[Exchange]:
         return [e for e in run_exchanges if e.key_label == self.label]
-
-
-def judge_window(window: DayWindow, per_minute: int, per_day: int, clock: ServerClock) -> bool:
-    """LIM-429-WHEN-EXCEEDED and LIM-QUOTA-HONOURED in one window of the day; True where it
-    served beyond its quota (the fault is evident: spending more proves nothing). Responses
-    whose headers report the day's window are the day's to judge (LIM-DAY-ENFORCED)."""
-    history = [s for s in window.history if s.limit != per_day or per_day == per_minute]
-    tally = counting(history, clock)
-    holds = not tally.judged or tally.problem is None
-    where = f"window {window.number} of the day"
-    found = excess(history, holds, clock)
-    if found is not None:
-        expect(
-            "LIM-429-WHEN-EXCEEDED",
-            False,
-            f"{where}: a request beyond the limit must be answered 429, but it was served: "
-            f"{found.evidence}",
-            found.seen.exchange,
-        )
-        return True
-    refused = next((s for s in history if not s.served), None)
-    if (
-        refused is not None
-        and refused.status == 429
-        and settled_in_its_window(history, clock, refused)
-    ):
-        expect(
-            "LIM-429-WHEN-EXCEEDED", True, f"{where}: a request beyond it got 429", refused.exchange
-        )
-    judge_window_quota(window.number, history, per_minute, clock, holds)
-    return False
-
-
-def judge_window_quota(
-    number: int, history: list[Snapshot], per_minute: int, clock: ServerClock, holds: bool
-) -> None:
-    """As the exhaustion's LIM-QUOTA-HONOURED: refused after a whole quota passes; a settled
-    429 that no Remaining 0 preceded, where Remaining counts, fails (a day refused behind
-    headers that still announce the minute's quota among them)."""
-    where = f"window {number} of the day"
-    honoured = refused_after_quota(history, per_minute, clock)
-    if honoured is not None:
-        expect(
-            "LIM-QUOTA-HONOURED",
-            True,
-            f"{where}: refused once its quota was served",
-            honoured.exchange,
-        )
-        return
-    if not holds:
-        return
-    early = refused_within_quota(history, per_minute, clock)
-    if early is not None:
-        expect(
-            "LIM-QUOTA-HONOURED",
-            False,
-            f"{where}: a request within the announced quota must be served: this 429 came while "
-            f"its headers announced X-RateLimit-Remaining: {early.remaining} of the minute's "
-            f"{per_minute} (a refusal for the day must not hide behind the minute's headers)",
-            early.exchange,
-        )
-        return
-    refused = next((s for s in history if not s.served), None)
-    if (
-        refused is not None
-        and refused.status == 429
-        and refused.remaining == 0
-        and refused.limit == per_minute
-        and settled_in_its_window(history, clock, refused)
-    ):
-        expect("LIM-QUOTA-HONOURED", True, f"{where}: refused after Remaining 0", refused.exchange)
 
 
 def day_crossed(exchanges: list[Exchange], per_day: int, clock: ServerClock) -> str:

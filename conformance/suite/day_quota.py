@@ -2,9 +2,9 @@
 
 After everything the full profile does, the exhaustion key (the spare, else the main key) opens
 each minute window with one request and spends what that response announced, plus one, at the
-window's start: the bulk as a wave (`conformance.burst.spender`), the last few one at a time, so
+window's start: the bulk as a wave, the last few one at a time (`conformance.burst.window`), so
 that a promise broken at the last request is seen as one. Each window is judged as it ends
-(`conformance.judging.day`). A refusal that comes at a window's opening, after the minute's
+(`conformance.judging.spent_window`). A refusal that comes at a window's opening, after the minute's
 Reset and the 429's Retry-After had passed, or one that asks to wait longer than a minute, is
 the day's. Recovery after the day resets, hours away, is not waited for.
 
@@ -14,25 +14,16 @@ a target with a shortened minute takes seconds.
 
 from __future__ import annotations
 
-from conformance.burst.spender import (
-    PATH,
-    Announce,
-    fallback_wave,
-    plan_wave,
-    round_trip,
-    send_wave,
-)
+from conformance.burst.spender import PATH, Announce
+from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient, Exchange
 from conformance.judging.checks import cannot_check, expect
-from conformance.judging.day import Day, DayWindow, judge_day, judge_window
+from conformance.judging.day import Day, judge_day
 from conformance.judging.ratelimit import ServerClock, Snapshot, snapshot
 from conformance.judging.response_checks import retry_after_seconds
+from conformance.judging.spent_window import SpentWindow, judge_window
 from conformance.settings import Settings, day_windows, describe_day_plan
-
-LAST_ONE_AT_A_TIME = 3
-"""A window's last announced requests, and the one beyond, sent one at a time: a wave's
-concurrent requests cannot tell a Remaining one too high from requests in flight."""
 
 
 def spend_the_day(client: ConformanceClient, settings: Settings, announce: Announce) -> Day:
@@ -50,13 +41,13 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
         opening = open_window(client, day)
         if opening is None:
             break
-        window = DayWindow(len(day.windows) + 1, opening)
+        window = SpentWindow(f"window {len(day.windows) + 1} of the day", opening)
         day.windows.append(window)
         if opening.served:
             window.spent = spend_window(client, day.label, wanted(opening, day), opening)
         clock = ServerClock.of(client.exchanges)
         if judge_window(window, per_minute, per_day, clock):
-            day.stopped = f"window {window.number} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
+            day.stopped = f"{window.name} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
         announce(progress(day, client.exchanges, most))
         if not opening.served:
             day.refusal = opening  # refused at a window's opening: the day's refusal
@@ -82,7 +73,7 @@ def open_window(client: ConformanceClient, day: Day) -> Snapshot | None:
     return opening
 
 
-def next_window_in(window: DayWindow, per_minute: int, clock: ServerClock) -> float:
+def next_window_in(window: SpentWindow, per_minute: int, clock: ServerClock) -> float:
     """Seconds until the window after `window`: its minute's Reset where the headers show it,
     and no sooner than its refusal's Retry-After (which the client holds the key for anyway)."""
     resets = [
@@ -104,26 +95,7 @@ def wanted(opening: Snapshot, day: Day) -> int:
     return left + 1
 
 
-def spend_window(
-    client: ConformanceClient, label: str, requests: int, opening: Snapshot
-) -> list[Snapshot]:
-    """`requests` GETs on `label`: all but the last few as a wave, the rest one at a time, each
-    part stopping at its first refusal."""
-    together = max(0, requests - LAST_ONE_AT_A_TIME)
-    sent: list[Exchange] = []
-    if together:
-        clock = ServerClock.of(client.exchanges)
-        left = clock.seconds_left(opening.reset) if opening.reset is not None else 60.0
-        left = min(left, 60.0)
-        trip = round_trip(client.exchanges, label)
-        wave = plan_wave(together, trip, left) or fallback_wave(together, trip, left)
-        sent = sorted(send_wave(client, label, wave), key=lambda e: e.started_at)
-    while len(sent) < requests and all(200 <= e.status < 300 for e in sent):
-        sent.append(client.get(PATH, key=label, retry_on_429=False, pace=False))
-    return [snapshot(e) for e in sent]
-
-
-def long_refusal(window: DayWindow) -> bool:
+def long_refusal(window: SpentWindow) -> bool:
     """A 429 that asks to wait longer than a minute's window: the day's, not the minute's."""
     refused = window.refused
     if refused is None or refused.status != 429:
@@ -132,7 +104,7 @@ def long_refusal(window: DayWindow) -> bool:
     return wait is not None and wait > LONGEST_WAIT
 
 
-def judge_retry_after(previous: DayWindow, opening: Snapshot) -> None:
+def judge_retry_after(previous: SpentWindow, opening: Snapshot) -> None:
     """A window's opening refused after the previous 429's Retry-After had passed: the day
     refused behind a Retry-After a minute away, which makes clients retry in vain."""
     refused = previous.refused
@@ -158,7 +130,7 @@ def progress(day: Day, exchanges: list[Exchange], most: int) -> str:
     served = served_of(day, exchanges)
     ending = f", then {window.refused.status}" if window.refused is not None else ""
     return (
-        f"{day.label} key, window {window.number} of at most {most}: {window.served} served"
+        f"{day.label} key, window {len(day.windows)} of at most {most}: {window.served} served"
         f"{ending}; {served:,} served in the run, {max(0, day.per_day - served):,} of the "
         f"day's {day.per_day:,} left"
     )

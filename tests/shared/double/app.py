@@ -649,6 +649,8 @@ class PetStoreDouble:
             remaining = limit - 1
         elif self.fault("remaining-counts-double"):
             remaining = max(0, limit - 2 * window.used)
+        if self.fault("remaining-one-too-high") and decision.allowed:
+            remaining = min(limit, remaining + 1)  # counted after answering, not before
         if self.fault("remaining-negative") and not decision.allowed:
             remaining = -1
         if self.fault("limit-not-plan"):

@@ -221,6 +221,11 @@ FAULTS: dict[str, Fault] = {
         "LIM-QUOTA-HONOURED",
         "Off by one early: 429 while the last response showed Remaining 1.",
     ),
+    "remaining-one-too-high": Fault(
+        "LIM-QUOTA-HONOURED",
+        "X-RateLimit-Remaining is counted after answering: one too high, so the request sent "
+        "after a `Remaining: 1` is refused (a promise broken at the window's last request).",
+    ),
     "no-retry-after": Fault("LIM-RETRY-AFTER", "429 responses carry no Retry-After."),
     "retry-after-fractional": Fault(
         "LIM-RETRY-AFTER",
