@@ -39,8 +39,6 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
     announce(describe_day_plan(settings))
     while len(day.windows) < most and not day.refusal and not day.stopped:
         opening = open_window(client, day)
-        if opening is None:
-            break
         window = SpentWindow(f"window {len(day.windows) + 1} of the day", opening)
         day.windows.append(window)
         if opening.served:
@@ -59,9 +57,9 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
     return day
 
 
-def open_window(client: ConformanceClient, day: Day) -> Snapshot | None:
-    """Wait for the next minute window, then send its first request; None where the latest
-    refusal asks to wait longer than a run waits (the day's, set on `day`)."""
+def open_window(client: ConformanceClient, day: Day) -> Snapshot:
+    """Wait for the next minute window, then send its first request. A refusal of it, once
+    the previous window's Reset and Retry-After have passed, is the day's."""
     if day.windows:
         previous = day.windows[-1]
         until = next_window_in(previous, day.per_minute, ServerClock.of(client.exchanges))
