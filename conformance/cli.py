@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance import interruption
-from conformance.clients import command as client_command
+from conformance.client_mode import command as client_command
 from conformance.evidence import compare
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY

@@ -31,7 +31,7 @@ LONG_SECONDS = {
     "test_haproxy_front.py": 25.0,
     "test_node_stacks.py": 30.0,
     "test_go_stacks.py": 45.0,
-    "test_verdicts.py": 30.0,
+    "test_faults_and_variants.py": 30.0,
     "test_framework_defaults.py": 25.0,
 }
 
@@ -126,9 +126,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line that says how sensitive and how fair the checker was measured to be."""
     counts = {"fault": [0, 0], "variant": [0, 0], "should": [0, 0]}
     prefixes = {
-        "fault": "test_verdicts.py::test_fault_is_detected[",
-        "variant": "test_verdicts.py::test_variant_passes[",
-        "should": "test_verdicts.py::test_should_deviation_warns_and_fails_only_when_strict[",
+        "fault": "test_faults_and_variants.py::test_fault_is_detected[",
+        "variant": "test_faults_and_variants.py::test_variant_passes[",
+        "should": (
+            "test_faults_and_variants.py::test_should_deviation_warns_and_fails_only_when_strict["
+        ),
     }
     for outcome, reports in terminalreporter.stats.items():
         if outcome == "deselected":  # items, not reports: they did not run
