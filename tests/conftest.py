@@ -36,6 +36,47 @@ LONG_SECONDS = {
 }
 
 
+# The quick loop (`tox -e quick`, `pytest -m quick`): the unit tests of the checker, the client
+# mode and the reference, each module a few seconds at most, and one whole checker run against
+# the reference. What they leave out (runs against the double's faults, real stacks, fronts,
+# hostile targets, real minutes) is what `tox -e test` is for.
+QUICK_MODULES = {
+    "test_bounds.py",
+    "test_burst.py",
+    "test_burst_transport.py",
+    "test_causes.py",
+    "test_client_judging.py",
+    "test_connection.py",
+    "test_console.py",
+    "test_generation.py",
+    "test_hints.py",
+    "test_http_client.py",
+    "test_options.py",
+    "test_progress.py",
+    "test_ratelimit.py",
+    "test_reference_auth.py",
+    "test_reference_categories.py",
+    "test_reference_endpoints.py",
+    "test_reference_upgrade_offers.py",
+    "test_reference_validation.py",
+    "test_reports.py",
+    "test_response_checks.py",
+    "test_served.py",
+    "test_settings.py",
+    "test_spec.py",
+    "test_timeline.py",
+    "test_verdict.py",
+}
+QUICK_TESTS = {"test_command.py::test_no_arguments_certifies_the_bundled_reference"}
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    named = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+    slow = item.get_closest_marker("slow") or item.get_closest_marker("solo")
+    if (item.path.name in QUICK_MODULES and not slow) or named in QUICK_TESTS:
+        item.add_marker(pytest.mark.quick)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers < 2:
