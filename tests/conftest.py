@@ -86,9 +86,16 @@ QUICK_TESTS = {"test_command.py::test_no_arguments_certifies_the_bundled_referen
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     named = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
-    slow = item.get_closest_marker("slow") or item.get_closest_marker("solo")
-    if (item.path.name in QUICK_MODULES and not slow) or named in QUICK_TESTS:
+    solo = item.get_closest_marker("solo")
+    if (item.path.name in QUICK_MODULES and not (item.get_closest_marker("slow") or solo)) or (
+        named in QUICK_TESTS
+    ):
         item.add_marker(pytest.mark.quick)
+    if solo:
+        # tox's solo pass (`-n 2 --dist loadgroup`): the client zoo on one core, the bursts that
+        # need a whole core for their minute on the other, one test at a time on each.
+        group = "zoo" if item.path.name == "test_client_zoo.py" else "bursts"
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -111,10 +118,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    # tox's second pass runs only the solo tests: a filter that leaves none of them is no error.
-    if (
-        exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
-        and session.config.option.markexpr == "solo"
+    # tox's later passes run only the solo tests and the one that needs the machine: a filter
+    # (`tox -e test -- tests/reference`) that leaves none of them is no error.
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and session.config.option.markexpr in (
+        "solo and not machine",
+        "machine",
     ):
         session.exitstatus = pytest.ExitCode.OK
 
