@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance import interruption
-from conformance.clients import command as client_command
+from conformance.client_mode import command as client_command
 from conformance.evidence import compare
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
@@ -29,6 +29,23 @@ SUBCOMMANDS = {
     "verify": verify.main,
     "client": client_command.main,
     "intoto": attestation.main,
+}
+
+
+# What `--help` says of the subcommands whose arguments are too few for a parser of their own.
+SUBCOMMAND_HELP = {
+    "compare": "usage: petstore-conformance compare BEFORE AFTER\n\n"
+    "What changed between two runs, each a conformance.json, its report folder or a package: "
+    "regressions, fixes, requirements newly tested or not. Exit 1 on a regression, 0 "
+    "otherwise, 2 when a side cannot be read.",
+    "verify": f"usage: {verify.USAGE}\n\n"
+    "Check a package (--package) or a report folder: every file against its hash, the "
+    "verdict against the outcomes; with --key, the signed in-toto attestation against the "
+    "signer's public key (PEM). Exit 0 intact, 1 altered or not signed by that key, 2 "
+    "unreadable.",
+    "intoto": "usage: petstore-conformance intoto DIR\n\n"
+    "Print the in-toto Statement (test-result v0.1) of a report folder, unsigned, for a "
+    "signer of your own (cosign attest-blob, GitHub's artifact attestations).",
 }
 
 
@@ -90,6 +107,9 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMAND_HELP and {"-h", "--help"} & set(argv[1:]):
+        print(SUBCOMMAND_HELP[argv[0]])
+        return 0
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
     arguments = build_parser().parse_args(argv)

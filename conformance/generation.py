@@ -30,7 +30,7 @@ from conformance import spec
 from conformance.settings import exhaustion_reserve
 
 NAME_LIMIT = 32
-"""The longest name a server must accept (DESIGN strictness policy, CAT-NAME-RANGE)."""
+"""The longest name a server must accept (docs/design.md, "Strictness", CAT-NAME-RANGE)."""
 DESCRIPTION_LIMIT = 100
 """The longest description the generated tests hold a server must accept."""
 LIMITS = {"name": NAME_LIMIT, "description": DESCRIPTION_LIMIT}

@@ -1,13 +1,12 @@
 """Reading a key's responses as a rate limiter's story, and judging it fairly.
 
-Fairness rules (DESIGN.md): a limiter may use fixed or sliding windows; the headers may report
-the per-minute or the per-day limit; and the responses of a concurrent burst arrive in any order.
-So responses are grouped by window (same Limit, same Reset) and judged as sets of values, not
-one after the other; and only a window's *settled* responses are compared: those handled more
-than a second before its Reset. A sliding window gives a request back only as its oldest request
-expires, which moves Reset; with Reset in whole seconds, the move may not show until that last
-second, so the last second of a window proves nothing about counting.
-"""
+Fairness rules (docs/design.md, "Strictness"): a limiter may use fixed or sliding windows; the
+headers may report the per-minute or the per-day limit; and the responses of a concurrent burst
+arrive in any order. So responses are grouped by window (same Limit, same Reset) and judged as sets
+of values, not one after the other; and only a window's *settled* responses are compared: those
+handled more than a second before its Reset. A sliding window gives a request back only as its
+oldest request expires, which moves Reset; with Reset in whole seconds, the move may not show until
+that last second, so the last second of a window proves nothing about counting."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ def decide(
     names requirements this run's inputs cannot check (no spare key, say), and why;
     `cannot_check` those a test found it could not check against this target, and why;
     `left_open` those a test could have checked and did not, and why (they stay unchecked).
-    `role` picks the requirements judged: a server's, or a client's (conformance.clients).
+    `role` picks the requirements judged: a server's, or a client's (conformance.client_mode).
 
     One cause, one requirement (conformance.judging.causes): a failure that a more specific one on
     the same response explains does not count, and a requirement never judged because one it needs

@@ -73,7 +73,7 @@ def statement(
     document = {
         "suite": "petstore-conformance",
         "suite_version": __version__,
-        "role": "server",  # what was judged: a server (this), or a client (conformance.clients)
+        "role": "server",  # what was judged: a server (this), or a client (conformance.client_mode)
         "spec_version": spec.spec_version(),
         "spec_sha256": spec.openapi_sha256(),
         "interface_sha256": spec.interface_sha256(),

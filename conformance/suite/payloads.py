@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 NAME_LIMIT = 32
-"""The longest name a server must accept (DESIGN strictness policy, CAT-NAME-RANGE)."""
+"""The longest name a server must accept (docs/design.md, "Strictness", CAT-NAME-RANGE)."""
 
 WRONG_TYPE_VALUES: dict[str, Any] = {
     "number": 42,

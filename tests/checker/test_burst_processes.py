@@ -25,6 +25,7 @@ MINUTE_SECONDS = 6
 
 @pytest.mark.slow
 @pytest.mark.solo
+@pytest.mark.machine
 @pytest.mark.skipif(usable_cpus() < 2, reason="a wave from two processes needs two CPUs")
 def test_a_wave_one_core_cannot_send_in_time_goes_from_two_processes(tmp_path: Path) -> None:
     keys = new_keys()

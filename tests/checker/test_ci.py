@@ -1,7 +1,7 @@
 """Ready CI: the GitHub Action and the GitLab template say what they promise and are valid
 against their published schemas (check-jsonschema's copies, offline), and their steps
-(`ci/install.sh`, `ci/check.sh`, `ci/attest.sh`) run here as a runner runs them: variables set
-the way the action sets them (a blank input is an empty variable), GITHUB_OUTPUT and
+(`install.sh`, `check.sh`, `attest.sh` in ci-templates/) run here as a runner runs them:
+variables set the way the action sets them (a blank input is an empty variable), GITHUB_OUTPUT and
 GITHUB_STEP_SUMMARY files, against the reference and a faulty double, in the smoke profile
 (about a second each). GitHub's actions/attest itself runs only on GitHub."""
 
@@ -30,7 +30,7 @@ from tests.shared.servers import reference_args, start_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
-GITLAB = yaml.safe_load((ROOT / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))
+GITLAB = yaml.safe_load((ROOT / "ci-templates" / "gitlab-ci.yml").read_text(encoding="utf-8"))
 INSTALL_TIMEOUT = 300
 CHECK_TIMEOUT = 60
 FAULT, FAULT_ID = "no-www-authenticate", "AUTH-WWW-AUTHENTICATE"
@@ -65,9 +65,9 @@ def test_every_input_reaches_the_checker_through_its_variable():
 def test_the_steps_are_the_repository_scripts_and_the_reports_are_kept():
     runs = [s["run"] for s in ACTION["runs"]["steps"] if "run" in s]
     assert runs == [
-        'bash "$GITHUB_ACTION_PATH/ci/install.sh"',
-        'bash "$GITHUB_ACTION_PATH/ci/check.sh"',
-        'bash "$GITHUB_ACTION_PATH/ci/attest.sh"',
+        'bash "$GITHUB_ACTION_PATH/ci-templates/install.sh"',
+        'bash "$GITHUB_ACTION_PATH/ci-templates/check.sh"',
+        'bash "$GITHUB_ACTION_PATH/ci-templates/attest.sh"',
     ]
     [upload] = [s for s in ACTION["runs"]["steps"] if "upload-artifact" in s.get("uses", "")]
     assert upload["if"] == "always()"
@@ -83,7 +83,7 @@ def test_the_attest_input_hands_the_runs_statement_to_actions_attest():
     names = [s.get("id") or s.get("uses", "").split("@")[0] for s in steps]
     prepare, attest = steps[names.index("statement")], steps[names.index("actions/attest")]
     assert names.index("check") < names.index("statement") < names.index("actions/attest")
-    assert prepare["run"].endswith('ci/attest.sh"')
+    assert prepare["run"].endswith('ci-templates/attest.sh"')
     for step in (prepare, attest):
         assert "always()" in step["if"] and "inputs.attest == 'true'" in step["if"]
     assert "steps.statement.outputs.predicate-path != ''" in attest["if"]
@@ -130,7 +130,7 @@ def broken_gitlab(template: dict) -> dict:
     ("path", "schema", "shown", "broken"),
     [
         ("action.yml", "vendor.github-actions", as_is, broken_action),
-        ("ci/gitlab-ci.yml", "vendor.gitlab-ci", visible, broken_gitlab),
+        ("ci-templates/gitlab-ci.yml", "vendor.gitlab-ci", visible, broken_gitlab),
     ],
 )
 def test_the_ci_files_are_valid_against_their_published_schemas(
@@ -153,7 +153,7 @@ def test_the_ci_files_are_valid_against_their_published_schemas(
 def test_the_gitlab_template_runs_the_same_scripts_and_keeps_the_reports():
     job = GITLAB[".petstore-conformance"]
     script = "\n".join(job["script"])
-    assert "ci/install.sh" in script and "ci/check.sh" in script
+    assert "ci-templates/install.sh" in script and "ci-templates/check.sh" in script
     report_dir = job["variables"]["PETSTORE_REPORT_DIR"]
     assert job["artifacts"]["when"] == "always"
     assert f"{report_dir}/" in job["artifacts"]["paths"]
@@ -195,7 +195,7 @@ def action_environment(tmp_path: Path, **inputs: str) -> dict[str, str]:
 
 def run_step(script: str, tmp_path: Path, environment: dict, timeout: float) -> StepRun:
     process = subprocess.run(
-        ["bash", str(ROOT / "ci" / script)],
+        ["bash", str(ROOT / "ci-templates" / script)],
         cwd=tmp_path,
         env=environment,
         stdin=subprocess.DEVNULL,

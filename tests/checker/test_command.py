@@ -514,7 +514,7 @@ def test_pytest_refusing_its_options_is_no_verdict_whatever_an_old_statement_say
 
 # --- 6. Not conformant ------------------------------------------------------------------------
 # `--strict` turning a SHOULD-only problem into exit 1 is tested with the double's WARNINGS in
-# tests/checker/test_verdicts.py.
+# tests/checker/test_faults_and_variants.py.
 
 
 def test_a_must_failure_is_exit_1_naming_the_requirement(tmp_path: Path) -> None:

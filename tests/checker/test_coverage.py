@@ -89,8 +89,8 @@ def test_catalogue_entry_is_verified_as_it_claims(entry, checked_by):
 
 
 def test_client_requirements_are_verified_as_they_claim(tmp_path):
-    from conformance.clients import judging
-    from tests.clients import inline_clients
+    from conformance.client_mode import judging
+    from tests.client_mode import inline_clients
 
     command = inline_clients.command(tmp_path, inline_clients.CAREFUL, "careful")
     process = subprocess.run(

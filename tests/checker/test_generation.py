@@ -110,7 +110,7 @@ def test_valid_printable_new_category_must_be_accepted(body):
     [
         {"name": ""},
         {"name": "  "},
-        {"name": "x" * 33},  # names over 32 may be refused (DESIGN)
+        {"name": "x" * 33},  # names over 32 may be refused (docs/design.md)
         {"name": "line\nbreak"},
         {"name": "Dogs", "description": ""},
         {"name": "Dogs", "description": " "},

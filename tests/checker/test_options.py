@@ -106,3 +106,31 @@ def test_every_group_of_options_is_on_the_options_page():
     for group in GROUPS:
         assert f"{{{{ options:{group} }}}}" in page, group
     assert {option.group for option in OPTIONS} <= set(GROUPS)
+
+
+def test_every_option_of_the_client_mode_is_in_the_docs():
+    """`petstore-conformance client --help` and the client page's table come from one parser."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "client", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    flags = set(re.findall(r"^  (--[a-z][a-z-]+)", shown, re.MULTILINE)) - {"--help"}
+    assert "--command" in flags and "--scenario" in flags, shown
+    page = rendered("clients.md")
+    for flag in flags:
+        assert f"`{flag}" in page, f"client {flag} is offered by --help but not documented"
+    for variable in re.findall(r"\[env (\w+)\]", shown):
+        assert f"`{variable}`" in page, variable
+
+
+@pytest.mark.parametrize("subcommand", ["client", "compare", "verify", "intoto"])
+def test_every_subcommand_answers_help(subcommand):
+    shown = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", subcommand, "--help"],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"petstore-conformance {subcommand}" in shown.stdout

@@ -3,7 +3,8 @@
 A fault is a realistic implementer's mistake that breaks exactly one catalogue requirement (the
 one named here; a few unavoidably break a neighbour too). The checker run against a double with
 that fault must list the requirement among its failed requirements. A variant is a legitimate
-difference the interface document leaves open (DESIGN.md, "Strictness"): the checker must accept it.
+difference the interface document leaves open (docs/design.md, "Strictness"): the checker must
+accept it.
 
 This module is plain data, importable without side effects.
 """

@@ -1,6 +1,7 @@
-"""For ci/attest.sh: `attest.py STATEMENT OUTDIR` writes an in-toto Statement's predicate to
-OUTDIR/predicate.json and its subjects to OUTDIR/subjects.sha256 (`sha256  name`, one a line, as
-sha256sum writes them), the inputs actions/attest takes (`predicate-path`, `subject-checksums`).
+"""For ci-templates/attest.sh: `attest.py STATEMENT OUTDIR` writes an in-toto Statement's
+predicate to OUTDIR/predicate.json and its subjects to OUTDIR/subjects.sha256 (`sha256  name`,
+one a line, as sha256sum writes them), the inputs actions/attest takes
+(`predicate-path`, `subject-checksums`).
 Standard library only: it runs on whatever python3 the CI image has."""
 
 import json

@@ -18,11 +18,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from conformance.clients import reaping
-from conformance.clients.recorder import MAX_REQUESTS, Arrival, Recorder
-from conformance.clients.scenarios import Scenario
-from conformance.clients.scripted_limits import ScriptedLimits
-from conformance.clients.scripted_store import BlankNamesRefused
+from conformance.client_mode import reaping
+from conformance.client_mode.recorder import MAX_REQUESTS, Arrival, Recorder
+from conformance.client_mode.scenarios import Scenario
+from conformance.client_mode.scripted_limits import ScriptedLimits
+from conformance.client_mode.scripted_store import BlankNamesRefused
 from conformance.reference.app import Settings, create_app
 from conformance.reference.auth import KeyRing
 from conformance.reference.plans import PLANS

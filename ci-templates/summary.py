@@ -1,5 +1,6 @@
-"""For ci/check.sh: `summary.py verdict STATEMENT` prints the verdict of a conformance.json (or
-"no verdict" when there is none); `summary.py markdown STATEMENT STATUS` prints a job summary.
+"""For ci-templates/check.sh: `summary.py verdict STATEMENT` prints the verdict of a
+conformance.json (or "no verdict" when there is none); `summary.py markdown STATEMENT STATUS`
+prints a job summary.
 Standard library only: it runs on whatever python3 the CI image has."""
 
 import json

@@ -11,8 +11,8 @@ from html import escape
 from pathlib import Path
 
 from conformance import __version__, spec, strict_json
-from conformance.clients.judging import early_requests, judged, wait_end
-from conformance.clients.runner import ScenarioRun
+from conformance.client_mode.judging import early_requests, judged, wait_end
+from conformance.client_mode.runner import ScenarioRun
 from conformance.judging.verdict import NO_VERDICT, Verdict
 from conformance.reports import badge, har, html, package, timeline
 from conformance.reports.console import failure_blocks, plain, verdict_lines

@@ -27,7 +27,7 @@ if [ ! "$statement" -nt "$started" ]; then
     statement=/nonexistent
 fi
 rm -f "$started"
-# For ci/attest.sh (the action's `attest` input): this job's own statement, or none.
+# For ci-templates/attest.sh (the action's `attest` input): this job's own statement, or none.
 fresh="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/petstore-conformance-statement"
 if [ "$statement" != /nonexistent ]; then
     printf '%s\n' "$statement" > "$fresh"

@@ -20,14 +20,14 @@ from tests.shared.go import built
 from tests.shared.npm import installed
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON_ZOO = ROOT / "tests" / "clients" / "client_zoo" / "python"
-NODE_ZOO = ROOT / "tests" / "clients" / "client_zoo" / "node"
-GO_ZOO = ROOT / "tests" / "clients" / "client_zoo" / "go"
+PYTHON_ZOO = ROOT / "tests" / "client_mode" / "zoo" / "python"
+NODE_ZOO = ROOT / "tests" / "client_mode" / "zoo" / "node"
+GO_ZOO = ROOT / "tests" / "client_mode" / "zoo" / "go"
 GO_RETRY = "github.com/hashicorp/go-retryablehttp"
 GO_BINARY = "{go}"  # in a Go client's command: the binary the session built
-JAVA_ZOO = ROOT / "tests" / "clients" / "client_zoo" / "java"
+JAVA_ZOO = ROOT / "tests" / "client_mode" / "zoo" / "java"
 JAVA_CLASS = "{java}"  # in a Java client's command: `java` with the classes the session built
-EXAMPLES = ROOT / "examples" / "clients"
+EXAMPLES = ROOT / "examples" / "careful_clients"
 # A client still running this long in one scenario is stopped (and judged so): the slowest
 # scenario, a 429 that never ends, already stops a client at 35 s.
 SCENARIO_TIMEOUT = "60"

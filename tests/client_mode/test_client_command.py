@@ -1,5 +1,5 @@
 """`petstore-conformance client` end to end: real scenario servers on loopback, real client
-processes (tests/clients/inline_clients.py). A hammering client is not conformant on one
+processes (tests/client_mode/inline_clients.py). A hammering client is not conformant on one
 requirement, with one block that says what it was told and how soon it came back; a client that
 never gives up is stopped at --timeout, children and all; bad input is one line and exit 2."""
 
@@ -15,7 +15,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from tests.clients import inline_clients
+from tests.client_mode import inline_clients
 
 TIMEOUT = 120
 KEY_PATTERN = re.compile(r"(client|other)-[A-Za-z0-9_-]{24}")

@@ -15,15 +15,15 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from conformance.clients import judging, reaping, reports
-from conformance.clients.runner import (
+from conformance.client_mode import judging, reaping, reports
+from conformance.client_mode.runner import (
     CommandDidNotStart,
     ScenarioRun,
     reap_strays,
     run_scenario,
     stop_all,
 )
-from conformance.clients.scenarios import BY_NAME, SCENARIOS, Scenario
+from conformance.client_mode.scenarios import BY_NAME, SCENARIOS, Scenario
 from conformance.judging.verdict import Verdict, decide
 
 PROG = "petstore-conformance client"

@@ -1,6 +1,6 @@
 """A client program can't break the client mode: against hostile clients
-(tests/clients/hostile_clients.py) the run ends within its bounds and in bounded memory, leaves no
-process of the client behind, writes every report valid and agreeing with its exit status, and
+(tests/client_mode/hostile_clients.py) the run ends within its bounds and in bounded memory, leaves
+no process of the client behind, writes every report valid and agreeing with its exit status, and
 gives no verdict to a client that sent no whole request.
 
 Each run is a real `petstore-conformance client` process under an address-space limit (a run
@@ -18,12 +18,12 @@ from html import escape
 from pathlib import Path
 from xml.etree import ElementTree
 
-from conformance.clients.recorder import BODY_LIMIT, BODY_SECONDS, MAX_REQUESTS
-from conformance.clients.runner import OUTPUT_TAIL
-from conformance.clients.scenarios import GIVE_UP_SECONDS
+from conformance.client_mode.recorder import BODY_LIMIT, BODY_SECONDS, MAX_REQUESTS
+from conformance.client_mode.runner import OUTPUT_TAIL
+from conformance.client_mode.scenarios import GIVE_UP_SECONDS
 from tests.checker.test_hostile_targets import PEAK_MEMORY_MB, Ended, limit_address_space
-from tests.clients import hostile_clients, inline_clients
-from tests.clients.test_client_command import KEY_PATTERN, is_running
+from tests.client_mode import hostile_clients, inline_clients
+from tests.client_mode.test_client_command import KEY_PATTERN, is_running
 
 
 def scenario_entry(ended: Ended, name: str) -> dict:

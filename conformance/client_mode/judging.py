@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 
-from conformance.clients.recorder import Arrival
-from conformance.clients.runner import ScenarioRun
-from conformance.clients.scenarios import CREATE, GIVE_UP_SECONDS, HAMMERING_THRESHOLD, LIST
+from conformance.client_mode.recorder import Arrival
+from conformance.client_mode.runner import ScenarioRun
+from conformance.client_mode.scenarios import CREATE, GIVE_UP_SECONDS, HAMMERING_THRESHOLD, LIST
 from conformance.judging.checks import CheckResult
 from conformance.spec import all_requirements
 

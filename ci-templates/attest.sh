@@ -3,7 +3,7 @@
 # `intoto` command: the same subjects and test-result predicate `--sign-key` signs), split into
 # what actions/attest takes: the predicate as a file and the subjects as a checksums file. GitHub
 # then signs that Statement with the workflow's identity. Sets the step outputs `predicate-path`
-# and `subject-checksums`; sets none when this job's check wrote no statement (ci/check.sh names
+# and `subject-checksums`; sets none when this job's check wrote no statement (ci-templates/check.sh names
 # it only when it is this run's: a folder left by an earlier job must not be attested).
 set -uo pipefail
 fresh="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/petstore-conformance-statement"

@@ -1,4 +1,4 @@
-"""Tiny clients for the client mode's own tests (the zoo of real ones is tests/clients/client_zoo/):
+"""Tiny clients for the client mode's own tests (the zoo of real ones is tests/client_mode/zoo/):
 each performs PETSTORE_OPERATION with httpx, the way its name says."""
 
 from __future__ import annotations

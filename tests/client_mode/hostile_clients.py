@@ -1,6 +1,6 @@
 """Client programs that attack the client mode rather than fail a requirement (the client-side
 twin of tests/shared/hostile.py): each writes or sends far more, far slower or far longer than a
-client should, the way its name says. Run by tests/clients/test_client_hostile.py."""
+client should, the way its name says. Run by tests/client_mode/test_client_hostile.py."""
 
 from __future__ import annotations
 

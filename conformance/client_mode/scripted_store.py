@@ -1,5 +1,5 @@
 """The category store of the scenario that provokes a 400: the reference's own store, which
-refuses a blank name as a server may (DESIGN.md: a server may reject empty or blank names),
+refuses a blank name as a server may (docs/design.md: a server may reject empty or blank names),
 with the reference's own Error body and rate-limit headers around the answer."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from email.utils import formatdate
 from limits.aio.storage import Storage
 from limits.storage import storage_from_string
 
-from conformance.clients.scenarios import Script
+from conformance.client_mode.scenarios import Script
 from conformance.reference.auth import Caller
 from conformance.reference.limiting import BanKeys, Decision, banned
 

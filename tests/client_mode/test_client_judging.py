@@ -9,10 +9,10 @@ from email.utils import formatdate
 
 import pytest
 
-from conformance.clients import command, judging
-from conformance.clients.recorder import NOT_JSON, Arrival
-from conformance.clients.runner import ScenarioRun
-from conformance.clients.scenarios import BY_NAME, SCENARIOS
+from conformance.client_mode import command, judging
+from conformance.client_mode.recorder import NOT_JSON, Arrival
+from conformance.client_mode.runner import ScenarioRun
+from conformance.client_mode.scenarios import BY_NAME, SCENARIOS
 from conformance.httpclient.client import Exchange
 from conformance.spec import all_requirements
 
