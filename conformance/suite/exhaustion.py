@@ -97,7 +97,7 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
         check_other_key_unaffected(main_before, main_after)
     recovered = check_recovery(client, label, refused)
     if recovered is not None and not fronted(client, burst) and refused.reset is not None:
-        spend_second_window(client, settings, recovered)
+        spend_second_window(client, settings, recovered, announce)
 
 
 def is_429(burst: Burst) -> bool:
@@ -361,7 +361,15 @@ def check_recovery(client: ConformanceClient, label: str, refused: Snapshot) -> 
     return snapshot(after_reset) if recovered else None
 
 
-def spend_second_window(client: ConformanceClient, settings: Settings, opening: Snapshot) -> None:
+SECOND_WINDOW_MOST = 10_000
+"""Most requests the window after the reset spends: a business plan's minute, ten times over.
+Each response is kept as evidence, and a quota of 60,000 a minute spent twice would double the
+run's memory (past the 300 MB a run of it may take)."""
+
+
+def spend_second_window(
+    client: ConformanceClient, settings: Settings, opening: Snapshot, announce: Announce
+) -> None:
     """The window after the reset, spent from its start: what its opening announced is left,
     and one beyond, on the same key (conformance.judging.spent_window judges it). A limiter in
     front of the service refilled continuously lets the first window through and refuses
@@ -371,6 +379,12 @@ def spend_second_window(client: ConformanceClient, settings: Settings, opening: 
     per_minute, per_day = settings.plan_limits
     if per_minute is None or opening.limit != per_minute or opening.remaining is None:
         return  # the headers do not announce the minute's window: nothing promised to spend
+    if opening.remaining + 1 > SECOND_WINDOW_MOST:
+        announce(
+            f"the window after the reset is not spent: {opening.remaining:,} requests, more "
+            f"than the {SECOND_WINDOW_MOST:,} a run spends on it"
+        )
+        return
     label = opening.exchange.key_label
     with client.exclusive():
         spent = spend_window(client, label, opening.remaining + 1, opening)
