@@ -18,7 +18,7 @@ from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS
 from conformance.reports import attestation, verify
 from conformance.run import NoVerdict, open_run
-from conformance.settings import SettingsError, resolve
+from conformance.settings import SettingsError, describe_day_plan, resolve
 
 NO_VERDICT = 2
 # `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify DIR_OR_ZIP`,
@@ -136,6 +136,8 @@ def check(arguments: argparse.Namespace) -> int:
         return NO_VERDICT
     for warning in run.warnings:
         print(f"petstore-conformance: warning: {warning}", file=sys.stderr)
+    if run.settings.profile == "day":
+        print(f"petstore-conformance: {describe_day_plan(run.settings)}")
     try:
         status = pytest.main(
             pytest_arguments(arguments, run.settings.report_dir, run.settings.profile),

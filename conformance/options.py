@@ -26,7 +26,7 @@ PLANS: dict[str, tuple[int, int]] = {
     "business": (1_000, 100_000),
 }
 PLAN_NAMES = (*PLANS, "enterprise")
-PROFILES = ("full", "smoke")
+PROFILES = ("full", "smoke", "day")
 TRUE_WORDS = ("1", "true", "yes", "on")
 """How a switch is turned on in the environment (given alone on the command line, it is on)."""
 
@@ -168,7 +168,8 @@ OPTIONS: tuple[Option, ...] = (
         "profile",
         "choice",
         "full certifies; smoke is read-only (no POST, no exhaustion) and spends at most 30 "
-        "requests",
+        "requests; day does what full does, then spends the spare key's day, window after "
+        "window (17 minutes on a free plan's real minute; see docs/day-profile.md)",
         default="full",
         choices=PROFILES,
     ),

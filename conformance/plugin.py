@@ -82,6 +82,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "history: judges the run's traffic so far; runs after all but the exhaustion"
     )
+    config.addinivalue_line(
+        "markers", "day: spends a key's day; only in the day profile, after the exhaustion"
+    )
     # The command's preflight already recorded checks in the current ledger: keep them.
     config.stash[STATE] = State(
         ledger=checks.ledger() if provided_run(config) else checks.start_run(),
@@ -135,12 +138,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in suite:
             if item.get_closest_marker("smoke") is None:
                 item.add_marker(skip)
+    if profile != "day":
+        skip = pytest.mark.skip(reason="spends a key's day: only in the day profile")
+        for item in suite:
+            if item.get_closest_marker("day") is not None:
+                item.add_marker(skip)
     # Exhausting a key comes last, so nothing else runs on a key that has just been limited;
     # judging the run's traffic comes just before, when every other test has sent its own.
     items.sort(key=run_order)
 
 
 def run_order(item: pytest.Item) -> int:
+    if item.get_closest_marker("day"):
+        return 3  # spends what the exhaustion left of the key's day, so after it
     if item.get_closest_marker("exhausts"):
         return 2
     return 1 if item.get_closest_marker("history") else 0
@@ -307,6 +317,11 @@ def unavailable(settings: Settings) -> dict[str, str]:
     reasons = {}
     if not settings.spare_api_key:
         reasons["LIM-PER-KEY"] = "needs a second key of the plan (--spare-api-key)"
+    if settings.profile != "day":
+        for id_ in DAY_REQUIREMENTS:
+            reasons[id_] = (
+                "checked by the day profile only (--profile day), which spends a key's day"
+            )
     if None in settings.plan_limits:
         reasons["LIM-LIMIT-PLAN"] = (
             "the enterprise figures were not given (--requests-per-minute, --requests-per-day)"
@@ -318,6 +333,10 @@ def untested_reason(run: Run) -> str:
     if run.settings.profile == "smoke":
         return "not checked by the read-only smoke profile"
     return "no test of this run checked it"
+
+
+DAY_REQUIREMENTS = ("LIM-DAY-ENFORCED", "LIM-DAY-HONOURED")
+"""Judged only by the day profile, which spends a key's day."""
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import secrets
@@ -40,22 +41,48 @@ would then fail a correct server. Keys as issued are far longer."""
 SMOKE_DEADLINE = 300
 """Seconds a smoke run may take: its 30 requests and a limit or two waited out, with a margin."""
 FULL_RUN_MINUTES = 10
+DAY_EXTRA_WINDOWS = 2
+"""Windows the day profile spends beyond the day's figure over the minute's, before it takes the
+day for never enforced."""
+DAY_WINDOW_SECONDS = 70
+"""Seconds one window of the day takes on a real minute: the minute, the wait for its reset and
+a margin."""
+DAY_REQUESTS_PER_WINDOW = 4
+"""Requests a window of the day may send beyond its announced quota: its refusal, and requests
+a wave had in flight when it met it."""
 """Minutes a full run needs on a real (60 s) minute beside the exhaustion's: the scenarios, the
 generated tests and the windows they wait out, with a margin."""
 
 
-def default_deadline(profile: str) -> int:
+def default_deadline(profile: str, plan_limits: tuple[int | None, int | None] = (60, 1_000)) -> int:
     """Seconds a run may take when --deadline is not given: the windows its profile needs (a
     full run's exhaustion spends up to SPENDING_CEILING minutes' quotas and waits a reset after
-    each) and a margin."""
+    each; the day profile then spends a day's windows, each a minute and its wait) and a margin."""
     if profile == "smoke":
         return SMOKE_DEADLINE
-    return (FULL_RUN_MINUTES + 2 * SPENDING_CEILING) * 60
+    full = (FULL_RUN_MINUTES + 2 * SPENDING_CEILING) * 60
+    if profile == "day":
+        return full + math.ceil(day_windows(*plan_limits) * DAY_WINDOW_SECONDS)
+    return full
 
 
 def exhaustion_reserve(per_minute: int | None) -> int:
     """Requests a full run keeps for exhausting a key: four minutes' quota and a margin."""
     return SPENDING_CEILING * (per_minute or 60) + EXHAUSTION_MARGIN
+
+
+def day_windows(per_minute: int | None, per_day: int | None) -> int:
+    """Windows the day profile may spend: the day's figure over the minute's, rounded up, and
+    DAY_EXTRA_WINDOWS more to see a day that is never enforced."""
+    return math.ceil((per_day or 1_000) / (per_minute or 60)) + DAY_EXTRA_WINDOWS
+
+
+def day_reserve(per_minute: int | None, per_day: int | None) -> int:
+    """Requests the day profile keeps for spending a day: the day's figure, a minute's quota
+    for each extra window, and a few per window (its opening, its refusal)."""
+    windows = day_windows(per_minute, per_day)
+    extra = DAY_EXTRA_WINDOWS * (per_minute or 60)
+    return (per_day or 1_000) + extra + windows * DAY_REQUESTS_PER_WINDOW
 
 
 def from_environment(name: str) -> str | None:
@@ -122,7 +149,9 @@ class Settings:
     @property
     def run_deadline(self) -> int:
         """Seconds the run may take: past them it sends nothing more and has no verdict."""
-        return self.deadline if self.deadline is not None else default_deadline(self.profile)
+        if self.deadline is not None:
+            return self.deadline
+        return default_deadline(self.profile, self.plan_limits)
 
     @property
     def plan_limits(self) -> tuple[int | None, int | None]:
@@ -162,7 +191,8 @@ class Settings:
             return self.max_requests
         if self.profile == "smoke":
             return SMOKE_BUDGET
-        return SCENARIO_BUDGET + exhaustion_reserve(self.plan_limits[0])
+        full = SCENARIO_BUDGET + exhaustion_reserve(self.plan_limits[0])
+        return full + (day_reserve(*self.plan_limits) if self.profile == "day" else 0)
 
 
 def check_keys(main: str, spare: str | None, base_url: str) -> None:
@@ -197,3 +227,17 @@ def resolve(given: dict[str, str | bool | None]) -> dict:
             value = from_environment(option.name)
         options[option.name] = option.parse(value)
     return options
+
+
+def describe_day_plan(settings: Settings) -> str:
+    """The day profile's cost, said before the run spends it."""
+    per_minute, per_day = settings.plan_limits
+    if per_minute is None or per_day is None:
+        return "day profile: the plan's figures are not known, so its day cannot be spent"
+    windows = math.ceil(per_day / per_minute)
+    key = "the spare key" if settings.spare_api_key else "the main key, last,"
+    return (
+        f"day profile: after the full run, {key} spends its day: {windows} windows of "
+        f"{per_minute:,}, {per_day:,} requests, about {windows} minutes on a real minute "
+        f"(seconds on a shortened one); the key stays refused for the rest of its day"
+    )

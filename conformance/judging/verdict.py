@@ -128,7 +128,7 @@ def decide(
 def unchecked_reason(
     outcomes: list[RequirementOutcome], profile: str, excused: dict[str, str]
 ) -> str | None:
-    """A full run must check every testable MUST requirement its inputs allow."""
+    """A full (or day) run must check every testable MUST requirement its inputs allow."""
     unchecked = [
         o.requirement.id
         for o in outcomes
@@ -138,7 +138,7 @@ def unchecked_reason(
         and o.requirement.id not in excused
         and not o.blocked_by
     ]
-    if profile == "full" and unchecked:
+    if profile in ("full", "day") and unchecked:
         return f"not checked: {', '.join(unchecked)}"
     return None
 

@@ -19,7 +19,7 @@ from conformance.suite.exhaustion import EarlyExhaustion
 def early_exhaustion(request: pytest.FixtureRequest, run: Run) -> EarlyExhaustion | None:
     """The spare key's exhaustion under way, or None where it is not run early (no spare key:
     the main key is exhausted last, so that nothing else runs on a limited key)."""
-    if run.settings.exhaustion_key == "main" or run.settings.profile != "full":
+    if run.settings.exhaustion_key == "main" or run.settings.profile == "smoke":
         return None
     exhausting = [
         item

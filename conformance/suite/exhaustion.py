@@ -18,6 +18,7 @@ import pytest
 from conformance import interruption
 from conformance.burst.spender import PATH, Announce, Spender
 from conformance.burst.waves import Burst
+from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient
 from conformance.httpclient.service_kind import ServiceKind, front_refusal
@@ -36,6 +37,7 @@ from conformance.judging.ratelimit import (
     snapshot,
 )
 from conformance.judging.response_checks import retry_after_seconds
+from conformance.judging.spent_window import SpentWindow, judge_window
 from conformance.settings import Settings
 from conformance.spec import all_requirements
 
@@ -93,7 +95,9 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
     check_refusal(refused, per_minute)
     if main_before is not None:
         check_other_key_unaffected(main_before, main_after)
-    check_recovery(client, label, refused)
+    recovered = check_recovery(client, label, refused)
+    if recovered is not None and not fronted(client, burst) and refused.reset is not None:
+        spend_second_window(client, settings, recovered, announce)
 
 
 def is_429(burst: Burst) -> bool:
@@ -316,8 +320,9 @@ def check_other_key_unaffected(before: Snapshot, after: Snapshot | None) -> None
     )
 
 
-def check_recovery(client: ConformanceClient, label: str, refused: Snapshot) -> None:
-    """Once Retry-After has passed a request is served; once Reset has passed, too."""
+def check_recovery(client: ConformanceClient, label: str, refused: Snapshot) -> Snapshot | None:
+    """Once Retry-After has passed a request is served; once Reset has passed, too. Returns
+    the response served once Reset had passed: the opening of the window after it."""
     retry_after = retry_after_seconds(refused.exchange)
     # The client holds the key until Retry-After (or its own back-off) is over.
     after_wait = client.get(PATH, key=label, retry_on_429=False)
@@ -330,7 +335,7 @@ def check_recovery(client: ConformanceClient, label: str, refused: Snapshot) -> 
             after_wait,
         )
     if refused.reset is None:
-        return  # LIM-HEADERS-PRESENT or -VALID has already failed this response
+        return None  # LIM-HEADERS-PRESENT or -VALID has already failed this response
     clock = ServerClock.of(client.exchanges)
     ahead = refused.reset - clock.handled_by(refused)
     if ahead > LONGEST_WAIT:
@@ -339,17 +344,49 @@ def check_recovery(client: ConformanceClient, label: str, refused: Snapshot) -> 
             f"the 429's X-RateLimit-Reset lies {ahead:.0f} s ahead (the headers report a longer "
             f"window, such as the day's); a run does not wait more than {LONGEST_WAIT:.0f} s",
         )
-        return
+        return None
     served = snapshot(after_wait)
     if served.served and clock.handled_from(served) >= refused.reset:
         expect("LIM-RESET-HONEST", True, "served once the reset time had passed", after_wait)
-        return
+        return served
     client.wait(label, clock.seconds_until(refused.reset), "its X-RateLimit-Reset")
     after_reset = client.get(PATH, key=label, retry_on_429=False)
-    expect(
+    recovered = expect(
         "LIM-RESET-HONEST",
         200 <= after_reset.status < 300,
         f"a request sent once X-RateLimit-Reset ({refused.reset:.0f}) had passed must be "
         f"served, got {after_reset.status}",
         after_reset,
     )
+    return snapshot(after_reset) if recovered else None
+
+
+SECOND_WINDOW_MOST = 10_000
+"""Most requests the window after the reset spends: a business plan's minute, ten times over.
+Each response is kept as evidence, and a quota of 60,000 a minute spent twice would double the
+run's memory (past the 300 MB a run of it may take)."""
+
+
+def spend_second_window(
+    client: ConformanceClient, settings: Settings, opening: Snapshot, announce: Announce
+) -> None:
+    """The window after the reset, spent from its start: what its opening announced is left,
+    and one beyond, on the same key (conformance.judging.spent_window judges it). A limiter in
+    front of the service refilled continuously lets the first window through and refuses
+    inside the next one's quota; a Remaining one too high breaks its promise at the last
+    request. Only what the headers announced is spent, never a whole quota they did not
+    promise (a sliding window gives back one request at its Reset)."""
+    per_minute, per_day = settings.plan_limits
+    if per_minute is None or opening.limit != per_minute or opening.remaining is None:
+        return  # the headers do not announce the minute's window: nothing promised to spend
+    if opening.remaining + 1 > SECOND_WINDOW_MOST:
+        announce(
+            f"the window after the reset is not spent: {opening.remaining:,} requests, more "
+            f"than the {SECOND_WINDOW_MOST:,} a run spends on it"
+        )
+        return
+    label = opening.exchange.key_label
+    with client.exclusive():
+        spent = spend_window(client, label, opening.remaining + 1, opening)
+    window = SpentWindow("the window after the reset", opening, spent)
+    judge_window(window, per_minute, per_day or 0, ServerClock.of(client.exchanges))

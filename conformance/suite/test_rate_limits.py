@@ -7,7 +7,7 @@ traffic held no detour from one endpoint to another and back); and the one scena
 spends a key's quota (conformance/suite/exhaustion.py).
 
 Requests: 2 (5), plus the exhaustion: the window's quota + 1 on the exhausted key, and 2 to 4
-more.
+more; in the day profile, the rest of that key's day (conformance/suite/day_quota.py).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from conformance.judging.ratelimit import (
     of_the_key,
     reset_went_back,
 )
+from conformance.suite.day_quota import spend_the_day
 from conformance.suite.exhaustion import exhaust_and_recover
 
 # Seconds of window a detour needs: the last one proves nothing, and three requests on a busy
@@ -120,3 +121,11 @@ def test_exhaustion_429_retry_after_and_reset(client, settings, run, early_exhau
         early_exhaustion.result()
     else:
         exhaust_and_recover(client, settings, run.announce)
+
+
+@pytest.mark.day
+@pytest.mark.exhausts
+def test_day_quota_spent_window_after_window(client, settings, run):
+    """The day profile: the exhaustion key spends its day, window after window, each window's
+    announced quota at its start, until the day refuses (conformance/suite/day_quota.py)."""
+    spend_the_day(client, settings, run.announce)

@@ -4,6 +4,7 @@ front's, whatever its status (issue 23, 3)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -144,3 +145,44 @@ def test_a_front_refusing_every_caller_ends_the_run_not_conformant(tmp_path: Pat
         if e.get("reason", "").startswith("not run: a front refuses every caller")
     ]
     assert not_run, run.describe()
+
+
+# A limiter in front at the plan's figure, refilled continuously: HAProxy's http_req_rate is a
+# rolling count over its period (the current period's count, and the previous one's share of
+# the time left), per key (its Authorization header), as a gateway or vsthrottle keeps one. It
+# lets a window's quota through, and the request that proves the service's own 429 (the plan's
+# figure, and one); then it refuses inside the next window's announced quota, its own 429
+# without the service's headers.
+ROLLING_FRONTEND = """\
+frontend api
+    bind 127.0.0.1:{port}
+    stick-table type string len 128 size 100k expire 60s store http_req_rate({period}s)
+    http-request track-sc0 req.hdr(Authorization)
+    http-request {refusal} if {{ sc_http_req_rate(0) gt {figure} }}
+    default_backend service
+backend service
+    server reference {upstream}
+"""
+PLAN_FIGURE = 60  # free: requests per minute
+
+
+def test_a_front_refilled_continuously_fails_the_second_window(tmp_path: Path) -> None:
+    """The first window passes untouched; the window after the reset, spent from its start,
+    is refused by the front inside the quota the service's headers announced: that fails
+    LIM-QUOTA-HONOURED, and the front's headerless 429 LIM-HEADERS-PRESENT, named as the
+    front's."""
+    keys = new_keys()
+    rolling = ROLLING_FRONTEND.replace("{period}", str(MINUTE_SECONDS)).replace(
+        "{figure}", str(PLAN_FIGURE + 1)
+    )
+    with reference_behind_haproxy(tmp_path, keys, DENY_429, rolling) as base_url:
+        run = run_command(base_url, keys, tmp_path / "report")
+    assert_no_key_in_outputs(run)
+    assert run.status == 1, run.describe()
+    failed = run.statement["failed_requirements"]
+    assert sorted(failed) == ["LIM-HEADERS-PRESENT", "LIM-QUOTA-HONOURED"], run.describe()
+    quota = json.dumps(outcome(run, "LIM-QUOTA-HONOURED"))
+    assert "the window after the reset" in quota, quota
+    assert "without rate-limit headers" in quota, quota
+    hint = "\n".join(outcome(run, "LIM-HEADERS-PRESENT").get("hints", []))
+    assert "refusal by a limiter in front of the service" in hint, run.describe()

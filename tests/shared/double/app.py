@@ -50,6 +50,8 @@ FREE = PLANS["free"]
 RETRY_AFTER_TOO_SHORT = 1  # seconds, whatever the wait
 # The rate of callers a server does not know: no plan's figures.
 GUEST = Plan(100, 2_000)
+DAY_EARLY_SHARE = 0.9
+"""The day-refuses-early fault's day: 90 % of the plan's figure."""
 FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slowapi reports them
 SLOW_RESPONSE = 0.04  # seconds each response takes in the slow-responses variant
 TWO_WORKERS = 2  # requests handled at once in the two-workers variant, each taking WORKER_TIME
@@ -184,6 +186,8 @@ class PetStoreDouble:
             slack=slack,
             enforce="limits-not-enforced" not in self.faults,
             phase=FRACTION_PHASE if "reset-with-fraction" in self.faults else 0.0,
+            day_share=DAY_EARLY_SHARE if "day-refuses-early" in self.faults else 1.0,
+            enforce_day="day-never-enforced" not in self.faults,
         )
         self.store = CategoryStore(self.faults, self.variants)
         self.blocks: dict[str, Block] = {}
@@ -368,6 +372,8 @@ class PetStoreDouble:
                     self.blocks[identity] = Block(until)
                     decision.report = replace(decision.report, end=until)
                 decision.retry_at = until
+        if self.fault("day-refused-behind-minute-headers"):
+            hide_the_day(decision)
         if decision.allowed:
             self.announced_retry.pop(identity, None)
             self.early_requests.pop(identity, None)
@@ -643,6 +649,8 @@ class PetStoreDouble:
             remaining = limit - 1
         elif self.fault("remaining-counts-double"):
             remaining = max(0, limit - 2 * window.used)
+        if self.fault("remaining-one-too-high") and decision.allowed:
+            remaining = min(limit, remaining + 1)  # counted after answering, not before
         if self.fault("remaining-negative") and not decision.allowed:
             remaining = -1
         if self.fault("limit-not-plan"):
@@ -675,6 +683,14 @@ async def read_body(request: Request) -> bytes | None:
         elif size > DRAIN_LIMIT:
             break
     return None if size > MAX_BODY else b"".join(chunks)
+
+
+def hide_the_day(decision: Decision) -> None:
+    """The day-refused-behind-minute-headers fault: the headers always report the minute, and a
+    refusal for the day says to retry when the minute resets, while the minute has room."""
+    decision.report = decision.minute
+    if not decision.allowed and decision.day.remaining == 0:
+        decision.retry_at = decision.minute.end
 
 
 def body_size(request: Request) -> int:

@@ -222,6 +222,11 @@ FAULTS: dict[str, Fault] = {
         "LIM-QUOTA-HONOURED",
         "Off by one early: 429 while the last response showed Remaining 1.",
     ),
+    "remaining-one-too-high": Fault(
+        "LIM-QUOTA-HONOURED",
+        "X-RateLimit-Remaining is counted after answering: one too high, so the request sent "
+        "after a `Remaining: 1` is refused (a promise broken at the window's last request).",
+    ),
     "no-retry-after": Fault("LIM-RETRY-AFTER", "429 responses carry no Retry-After."),
     "retry-after-fractional": Fault(
         "LIM-RETRY-AFTER",
@@ -233,6 +238,23 @@ FAULTS: dict[str, Fault] = {
         "Once a key was refused it stays refused, whatever Reset and Retry-After said.",
     ),
     "limit-503": Fault("LIM-429-WHEN-EXCEEDED", "Over the limit answers 503 instead of 429."),
+    # The day: seen only where a run spends a key's day (the day profile).
+    "day-never-enforced": Fault(
+        "LIM-DAY-ENFORCED",
+        "Only the minute is enforced: a key is served window after window past its day's figure.",
+        options=("--profile", "day"),
+    ),
+    "day-refuses-early": Fault(
+        "LIM-DAY-HONOURED",
+        "The day refuses once 90 % of its figure was served (900 of a free plan's 1,000).",
+        options=("--profile", "day"),
+    ),
+    "day-refused-behind-minute-headers": Fault(
+        "LIM-QUOTA-HONOURED",
+        "The headers always report the minute: once the day is spent, a 429 says the minute "
+        "has requests left, with a Retry-After of the minute's end.",
+        options=("--profile", "day"),
+    ),
     "shared-counter": Fault(
         "LIM-PER-KEY", "One counter for all callers: exhausting one key limits every key."
     ),

@@ -80,7 +80,9 @@ class Limiter:
 
     A refused request consumes nothing. `slack` shifts the capacity (a faulty off-by-one);
     `enforce=False` never refuses but still counts. Fixed windows start at multiples of their
-    length, shifted by `phase` seconds (a window that ends at a fraction of a second).
+    length, shifted by `phase` seconds (a window that ends at a fraction of a second). The day
+    may be faulty on its own: `day_share` of its figure is its capacity (a day refusing early),
+    and `enforce_day=False` never refuses for the day (only the minute is enforced).
     """
 
     def __init__(
@@ -91,12 +93,16 @@ class Limiter:
         slack: int = 0,
         enforce: bool = True,
         phase: float = 0.0,
+        day_share: float = 1.0,
+        enforce_day: bool = True,
     ) -> None:
         self.minute_seconds = minute_seconds
         self.sliding = sliding
         self.slack = slack
         self.enforce = enforce
         self.phase = phase
+        self.day_share = day_share
+        self.enforce_day = enforce_day
         self._fixed: dict[tuple[str, str], list[int]] = {}
         self._log: dict[tuple[str, str], deque[float]] = {}
 
@@ -106,6 +112,10 @@ class Limiter:
     def hit(self, identity: str, plan: Plan, now: float, *, refuse: bool = False) -> Decision:
         """Count one request of `identity`; `refuse=True` refuses it whatever the counts."""
         limits = {"minute": plan.per_minute, "day": plan.per_day}
+        capacities = {
+            "minute": plan.per_minute + self.slack,
+            "day": math.floor(plan.per_day * self.day_share) + self.slack,
+        }
         lengths = self.lengths()
         counts: dict[str, int] = {}
         starts: dict[str, float] = {}
@@ -113,7 +123,7 @@ class Limiter:
         frees_at: dict[str, float] = {}
         for name in ("minute", "day"):
             length = lengths[name]
-            capacity = limits[name] + self.slack
+            capacity = capacities[name]
             if self.sliding:
                 log = self._log.setdefault((identity, name), deque())
                 while log and log[0] <= now - length:
@@ -132,7 +142,9 @@ class Limiter:
                 starts[name] = index * length + self.phase
                 ends[name] = (index + 1) * length + self.phase
                 frees_at[name] = ends[name]
-        exceeded = [name for name in ("minute", "day") if counts[name] >= limits[name] + self.slack]
+        exceeded = [name for name in ("minute", "day") if counts[name] >= capacities[name]]
+        if not self.enforce_day and "day" in exceeded:
+            exceeded.remove("day")
         allowed = not (self.enforce and exceeded) and not refuse
         if allowed:
             for name in ("minute", "day"):

@@ -1,0 +1,36 @@
+"""Spending one window from its start: what its opening response announced, and one beyond.
+
+The bulk goes as a wave (`conformance.burst.spender`), the last few one at a time: a wave's
+concurrent requests cannot tell a Remaining one too high (counted after answering) from requests
+in flight, while a request sent after the answer that said `Remaining: 1` must be served.
+"""
+
+from __future__ import annotations
+
+from conformance.burst.spender import PATH, fallback_wave, plan_wave, round_trip, send_wave
+from conformance.httpclient.client import ConformanceClient, Exchange
+from conformance.judging.ratelimit import ServerClock, Snapshot, snapshot
+
+LAST_ONE_AT_A_TIME = 3
+"""A window's last announced requests, and the one beyond, sent one at a time."""
+LONGEST_WINDOW = 60.0
+
+
+def spend_window(
+    client: ConformanceClient, label: str, requests: int, opening: Snapshot
+) -> list[Snapshot]:
+    """`requests` GETs on `label`: all but the last few as a wave, the rest one at a time,
+    each part stopping at its first refusal."""
+    together = max(0, requests - LAST_ONE_AT_A_TIME)
+    sent: list[Exchange] = []
+    if together:
+        clock = ServerClock.of(client.exchanges)
+        left = LONGEST_WINDOW
+        if opening.reset is not None:
+            left = min(LONGEST_WINDOW, clock.seconds_left(opening.reset))
+        trip = round_trip(client.exchanges, label)
+        wave = plan_wave(together, trip, left) or fallback_wave(together, trip, left)
+        sent = sorted(send_wave(client, label, wave), key=lambda e: e.started_at)
+    while len(sent) < requests and all(200 <= e.status < 300 for e in sent):
+        sent.append(client.get(PATH, key=label, retry_on_429=False, pace=False))
+    return [snapshot(e) for e in sent]
