@@ -41,6 +41,8 @@ would then fail a correct server. Keys as issued are far longer."""
 SMOKE_DEADLINE = 300
 """Seconds a smoke run may take: its 30 requests and a limit or two waited out, with a margin."""
 FULL_RUN_MINUTES = 10
+"""Minutes a full run needs on a real (60 s) minute beside the exhaustion's: the scenarios, the
+generated tests and the windows they wait out, with a margin."""
 DAY_EXTRA_WINDOWS = 2
 """Windows the day profile spends beyond the day's figure over the minute's, before it takes the
 day for never enforced."""
@@ -50,8 +52,6 @@ a margin."""
 DAY_REQUESTS_PER_WINDOW = 4
 """Requests a window of the day may send beyond its announced quota: its refusal, and requests
 a wave had in flight when it met it."""
-"""Minutes a full run needs on a real (60 s) minute beside the exhaustion's: the scenarios, the
-generated tests and the windows they wait out, with a margin."""
 
 
 def default_deadline(profile: str, plan_limits: tuple[int | None, int | None] = (60, 1_000)) -> int:

@@ -54,7 +54,20 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
         elif served_of(day, client.exchanges) > per_day + per_minute:
             break  # a whole minute's quota beyond the day: never enforced, evidently
     judge_day(day, client.exchanges, ServerClock.of(client.exchanges))
+    if day.refusal is not None:
+        announce(not_waited_for(day))
     return day
+
+
+def not_waited_for(day: Day) -> str:
+    """What the day profile leaves untested, said where it stops: the day's reset is hours away."""
+    refusal = day.refusal
+    wait = retry_after_seconds(refusal.exchange) if refusal is not None else None
+    when = f" ({wait / 3600:.1f} h on, by its Retry-After)" if wait else ""
+    return (
+        f"{day.label} key: refused for its day; whether it is served again once the day "
+        f"resets{when} is not tested: the run does not wait hours for it"
+    )
 
 
 def open_window(client: ConformanceClient, day: Day) -> Snapshot:
