@@ -41,7 +41,7 @@ class SpentWindow:
 
     @property
     def refused(self) -> Snapshot | None:
-        return next((s for s in self.history if not s.served), None)
+        return first_refusal(self.history)
 
     @property
     def served(self) -> int:
@@ -55,25 +55,23 @@ def judge_window(window: SpentWindow, per_minute: int, per_day: int, clock: Serv
     history = [s for s in window.history if s.limit != per_day or per_day == per_minute]
     tally = counting(history, clock)
     holds = not tally.judged or tally.problem is None
-    where = window.name
     found = excess(history, holds, clock)
     if found is not None:
         expect(
             "LIM-429-WHEN-EXCEEDED",
             False,
-            f"{where}: a request beyond the limit must be answered 429, but it was served: "
+            f"{window.name}: a request beyond the limit must be answered 429, but it was served: "
             f"{found.evidence}",
             found.seen.exchange,
         )
         return True
-    refused = next((s for s in history if not s.served), None)
-    if (
-        refused is not None
-        and refused.status == 429
-        and settled_in_its_window(history, clock, refused)
-    ):
+    refused = settled_429(history, clock)
+    if refused is not None:
         expect(
-            "LIM-429-WHEN-EXCEEDED", True, f"{where}: a request beyond it got 429", refused.exchange
+            "LIM-429-WHEN-EXCEEDED",
+            True,
+            f"{window.name}: a request beyond it got 429",
+            refused.exchange,
         )
     if not judge_promise(window, per_minute, clock):
         judge_window_quota(window.name, history, per_minute, clock, holds)
@@ -111,7 +109,7 @@ def broken_promise(
     opening = window.opening
     if not opening.served or opening.limit != per_minute or opening.reset is None:
         return None
-    refusal = next((s for s in window.spent if not s.served), None)
+    refusal = window.refused  # the opening was served: the first refusal is among the spent
     if refusal is None or not opening.remaining:
         return None
     if clock.handled_by(refusal) > opening.reset - SETTLE_MARGIN:
@@ -144,13 +142,12 @@ def judge_window_quota(
     """As the exhaustion's LIM-QUOTA-HONOURED: refused after a whole quota passes; a settled
     429 that no Remaining 0 preceded, where Remaining counts, fails (a day refused behind
     headers that still announce the minute's quota among them)."""
-    where = name
     honoured = refused_after_quota(history, per_minute, clock)
     if honoured is not None:
         expect(
             "LIM-QUOTA-HONOURED",
             True,
-            f"{where}: refused once its quota was served",
+            f"{name}: refused once its quota was served",
             honoured.exchange,
         )
         return
@@ -161,18 +158,25 @@ def judge_window_quota(
         expect(
             "LIM-QUOTA-HONOURED",
             False,
-            f"{where}: a request within the announced quota must be served: this 429 came while "
+            f"{name}: a request within the announced quota must be served: this 429 came while "
             f"its headers announced X-RateLimit-Remaining: {early.remaining} of the minute's "
             f"{per_minute} (a refusal for the day must not hide behind the minute's headers)",
             early.exchange,
         )
         return
-    refused = next((s for s in history if not s.served), None)
-    if (
-        refused is not None
-        and refused.status == 429
-        and refused.remaining == 0
-        and refused.limit == per_minute
-        and settled_in_its_window(history, clock, refused)
-    ):
-        expect("LIM-QUOTA-HONOURED", True, f"{where}: refused after Remaining 0", refused.exchange)
+    refused = settled_429(history, clock)
+    if refused is not None and refused.remaining == 0 and refused.limit == per_minute:
+        expect("LIM-QUOTA-HONOURED", True, f"{name}: refused after Remaining 0", refused.exchange)
+
+
+def first_refusal(history: list[Snapshot]) -> Snapshot | None:
+    return next((s for s in history if not s.served), None)
+
+
+def settled_429(history: list[Snapshot], clock: ServerClock) -> Snapshot | None:
+    """The window's first refusal, where it is a 429 handled early enough in its window to
+    prove something (not its last second)."""
+    refused = first_refusal(history)
+    if refused is None or refused.status != 429:
+        return None
+    return refused if settled_in_its_window(history, clock, refused) else None

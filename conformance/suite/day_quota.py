@@ -46,12 +46,13 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
         clock = ServerClock.of(client.exchanges)
         if judge_window(window, per_minute, per_day, clock):
             day.stopped = f"{window.name} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
-        announce(progress(day, client.exchanges, most))
+        served = served_of(day, client.exchanges)
+        announce(progress(day, served, most))
         if not opening.served:
             day.refusal = opening  # refused at a window's opening: the day's refusal
         elif long_refusal(window):
             day.refusal = window.refused
-        elif served_of(day, client.exchanges) > per_day + per_minute:
+        elif served > per_day + per_minute:
             break  # a whole minute's quota beyond the day: never enforced, evidently
     judge_day(day, client.exchanges, ServerClock.of(client.exchanges))
     if day.refusal is not None:
@@ -135,10 +136,10 @@ def served_of(day: Day, exchanges: list[Exchange]) -> int:
     return sum(1 for e in day.exchanges(exchanges) if 200 <= e.status < 300)
 
 
-def progress(day: Day, exchanges: list[Exchange], most: int) -> str:
-    """One line per window: what it spent, what the run has served, what is left of the day."""
+def progress(day: Day, served: int, most: int) -> str:
+    """One line per window: what it spent, what the run has served (`served`, the key's
+    requests served so far), what is left of the day."""
     window = day.windows[-1]
-    served = served_of(day, exchanges)
     ending = f", then {window.refused.status}" if window.refused is not None else ""
     return (
         f"{day.label} key, window {len(day.windows)} of at most {most}: {window.served} served"
