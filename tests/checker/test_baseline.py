@@ -29,6 +29,8 @@ from tests.shared.checker_runs import new_keys
 from tests.shared.checker_runs import run_command as run_checker_on
 from tests.shared.double import running_double
 
+pytestmark = pytest.mark.usefixtures("fresh_ledger")
+
 FAULT, FAULT_ID = "no-www-authenticate", "AUTH-WWW-AUTHENTICATE"
 NOT_IN_SMOKE_ID = "CAT-CREATE-201"  # the smoke profile creates nothing
 TODAY = datetime.date(2026, 6, 1)
@@ -100,13 +102,6 @@ def test_a_missing_file_is_refused(tmp_path):
 
 
 # -- judging a run -----------------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def fresh_ledger() -> Iterator[None]:
-    checks.start_run()
-    yield
-    checks.start_run()
 
 
 def results(failing: tuple[str, ...] = (), without: tuple[str, ...] = ()) -> list:

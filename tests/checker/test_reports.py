@@ -22,6 +22,8 @@ from conformance.run import Run
 from conformance.settings import Settings
 from conformance.spec import catalogue
 
+pytestmark = pytest.mark.usefixtures("fresh_ledger")
+
 MAIN = "sk-main-Report-Secret-5e1d"
 SPARE = "sk-spare-Report-Secret-0a9c"
 BASE = "http://petstore.test/v1"
@@ -62,13 +64,6 @@ class FakeRun:
 
     bounds = Run.bounds
     describe_bounds = Run.describe_bounds
-
-
-@pytest.fixture(autouse=True)
-def fresh_ledger():
-    checks.start_run()
-    yield
-    checks.start_run()
 
 
 @pytest.fixture

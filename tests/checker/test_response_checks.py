@@ -14,6 +14,8 @@ from conformance.judging import checks
 from conformance.judging.response_checks import check_every_response
 from conformance.settings import Settings
 
+pytestmark = pytest.mark.usefixtures("fresh_ledger")
+
 NOW = 1_740_830_400  # 2025-03-01T12:00:00Z, a whole second as a Date header has
 DATE = formatdate(NOW, usegmt=True)
 FREE = Settings(base_url="http://petstore.test/v1", api_key="sk-test-key", plan="free")
@@ -22,13 +24,6 @@ ERROR_401 = {"code": "unauthorized", "message": "missing key", "status": 401}
 ERROR_429 = {"code": "rate_limited", "message": "slow down", "status": 429}
 
 NO_HEADER = object()
-
-
-@pytest.fixture(autouse=True)
-def fresh_ledger():
-    checks.start_run()
-    yield
-    checks.start_run()
 
 
 def exchange(

@@ -15,16 +15,11 @@ from conformance.httpclient.client import Exchange
 from conformance.judging import checks, served
 from conformance.settings import Settings
 
+pytestmark = pytest.mark.usefixtures("fresh_ledger")
+
 SETTINGS = Settings(base_url="http://petstore.test/v1", api_key="sk-test-key", plan="free")
 LISTING = [{"id": 1, "name": "Dogs"}, {"id": 2, "name": "Cats", "description": "Indoor"}]
 NUMBERS = count(1)
-
-
-@pytest.fixture(autouse=True)
-def fresh_ledger():
-    checks.start_run()
-    yield
-    checks.start_run()
 
 
 def exchange(
