@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from conformance.judging.checks import expect
 from conformance.judging.ratelimit import (
-    SETTLE_MARGIN,
     ServerClock,
     Snapshot,
     counting,
@@ -34,6 +33,7 @@ class SpentWindow:
     name: str  # "window 3 of the day", for the messages
     opening: Snapshot
     spent: list[Snapshot] = field(default_factory=list)
+    days: str = ""  # why its refusal is the day's (conformance.judging.day_refusal), if it is
 
     @property
     def history(self) -> list[Snapshot]:
@@ -73,15 +73,37 @@ def judge_window(window: SpentWindow, per_minute: int, per_day: int, clock: Serv
             f"{window.name}: a request beyond it got 429",
             refused.exchange,
         )
-    if not judge_promise(window, per_minute, clock):
+    if window.days:
+        judge_nearest_window(window, per_minute)
+    elif not judge_promise(window, per_minute):
         judge_window_quota(window.name, history, per_minute, clock, holds)
     return False
 
 
-def judge_promise(window: SpentWindow, per_minute: int, clock: ServerClock) -> bool:
+def judge_nearest_window(window: SpentWindow, per_minute: int) -> None:
+    """The day refused in this window: a refusal of the day, not a broken minute promise. Its
+    opening's headers, where they reported the minute, announced no more than the day had left,
+    or clients that trust X-RateLimit-Remaining are refused within it (LIM-REMAINING-NEAREST)."""
+    opening, refusal = window.opening, window.refused
+    if refusal is None or opening.limit != per_minute or opening.remaining is None:
+        return
+    served = sum(1 for s in window.spent if s.served)
+    expect(
+        "LIM-REMAINING-NEAREST",
+        served >= opening.remaining,
+        f"{window.name}: its opening response said X-RateLimit-Remaining: {opening.remaining} "
+        f"of the minute's {per_minute}, yet the day refused after {served} more were served "
+        f"({window.days}): the headers should report the window closest to its end"
+        if served < opening.remaining
+        else f"{window.name}: the day refused once what its headers announced was served",
+        refusal.exchange,
+    )
+
+
+def judge_promise(window: SpentWindow, per_minute: int) -> bool:
     """LIM-QUOTA-HONOURED against the opening's promise: True where the window refused before
     serving what its opening announced (the failure is recorded)."""
-    broken = broken_promise(window, per_minute, clock)
+    broken = broken_promise(window, per_minute)
     if broken is None:
         return False
     refusal, served = broken
@@ -99,20 +121,17 @@ def judge_promise(window: SpentWindow, per_minute: int, clock: ServerClock) -> b
     return True
 
 
-def broken_promise(
-    window: SpentWindow, per_minute: int, clock: ServerClock
-) -> tuple[Snapshot, int] | None:
+def broken_promise(window: SpentWindow, per_minute: int) -> tuple[Snapshot, int] | None:
     """The first refusal of the window, and how many were served after its opening, where that
-    is fewer than the opening announced and the refusal came early enough in the window to
-    tell (not its last second, where a window may have rolled over unseen). A sliding window
-    only gives requests back as time passes, so it keeps the promise too."""
+    is fewer than the opening announced. Whenever it came: only the key's own requests
+    followed the opening, and time only gives requests back (a window that rolls over starts
+    whole; a sliding one frees its oldest), so a promise is never broken by the clock. A
+    refusal of the day is not the minute's (`judge_nearest_window`)."""
     opening = window.opening
     if not opening.served or opening.limit != per_minute or opening.reset is None:
         return None
     refusal = window.refused  # the opening was served: the first refusal is among the spent
     if refusal is None or not opening.remaining:
-        return None
-    if clock.handled_by(refusal) > opening.reset - SETTLE_MARGIN:
         return None
     served = sum(1 for s in window.spent if s.served)
     return (refusal, served) if served < opening.remaining else None

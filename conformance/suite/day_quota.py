@@ -4,9 +4,15 @@ After everything the full profile does, the exhaustion key (the spare, else the 
 each minute window with one request and spends what that response announced, plus one, at the
 window's start: the bulk as a wave, the last few one at a time (`conformance.burst.window`), so
 that a promise broken at the last request is seen as one. Each window is judged as it ends
-(`conformance.judging.spent_window`). A refusal that comes at a window's opening, after the minute's
-Reset and the 429's Retry-After had passed, or one that asks to wait longer than a minute, is
-the day's. Recovery after the day resets, hours away, is not waited for.
+(`conformance.judging.spent_window`).
+
+A window opens only once the last has surely ended: its Reset, its refusal's Retry-After, or
+the plan's whole minute where the server says neither. A refusal is the day's only on evidence
+(`conformance.judging.day_refusal`): the day's figure served, the 429's own headers, or a
+refusal at a window's opening that persists across a whole fresh minute. Where windows come back
+partly (a sliding one), each opens a whole window after the last served request. The day is spent
+until it refuses, is a minute's quota past its figure, or the run's deadline comes. Recovery
+after the day resets, hours away, is not waited for.
 
 On a real minute a free plan's day takes 17 windows (about 17 minutes), pro 34, business 100;
 a target with a shortened minute takes seconds.
@@ -14,16 +20,23 @@ a target with a shortened minute takes seconds.
 
 from __future__ import annotations
 
+import math
+import time
+
 from conformance.burst.spender import PATH, Announce
 from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient, Exchange
 from conformance.judging.checks import cannot_check, expect
 from conformance.judging.day import Day, judge_day
-from conformance.judging.ratelimit import ServerClock, Snapshot, snapshot
+from conformance.judging.day_refusal import days_evidence, served_before
+from conformance.judging.ratelimit import JITTER, MINUTE, ServerClock, Snapshot, snapshot
 from conformance.judging.response_checks import retry_after_seconds
 from conformance.judging.spent_window import SpentWindow, judge_window
 from conformance.settings import Settings, day_windows, describe_day_plan
+
+MOST_WINDOWS_FACTOR = 3
+"""Windows the day may take, over what a fixed minute needs: sliding windows give back less."""
 
 
 def spend_the_day(client: ConformanceClient, settings: Settings, announce: Announce) -> Day:
@@ -35,29 +48,63 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
             cannot_check(id_, reason)
         return Day(settings.exhaustion_key, 0, 0, stopped=reason)
     day = Day(settings.exhaustion_key, per_minute, per_day)
-    most = day_windows(per_minute, per_day)
+    most = MOST_WINDOWS_FACTOR * day_windows(per_minute, per_day)
     announce(describe_day_plan(settings))
-    while len(day.windows) < most and not day.refusal and not day.stopped:
-        opening = open_window(client, day)
-        window = SpentWindow(f"window {len(day.windows) + 1} of the day", opening)
-        day.windows.append(window)
-        if opening.served:
-            window.spent = spend_window(client, day.label, wanted(opening, day), opening)
-        clock = ServerClock.of(client.exchanges)
-        if judge_window(window, per_minute, per_day, clock):
-            day.stopped = f"{window.name} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
-        served = served_of(day, client.exchanges)
-        announce(progress(day, served, most))
-        if not opening.served:
-            day.refusal = opening  # refused at a window's opening: the day's refusal
-        elif long_refusal(window):
-            day.refusal = window.refused
-        elif served > per_day + per_minute:
+    while not day.refusal and not day.stopped:
+        if len(day.windows) >= most:
+            day.stopped = f"{most} windows were spent and the day neither refused nor was exceeded"
+            break
+        spend_next_window(client, day, announce)
+        if served_of(day, client.exchanges) > per_day + per_minute:
             break  # a whole minute's quota beyond the day: never enforced, evidently
     judge_day(day, client.exchanges, ServerClock.of(client.exchanges))
     if day.refusal is not None:
         announce(not_waited_for(day))
     return day
+
+
+def spend_next_window(client: ConformanceClient, day: Day, announce: Announce) -> None:
+    """Open the next window once the last has ended, spend what its opening announced, judge
+    it, and take its refusal for the day's where the evidence says so."""
+    opening = open_window(client, day)
+    window = SpentWindow(f"window {len(day.windows) + 1} of the day", opening)
+    day.windows.append(window)
+    if opening.served:
+        window.spent = spend_window(client, day.label, wanted(opening, day), opening)
+    clock = ServerClock.of(client.exchanges)
+    refusal = window.refused
+    window.days = days_evidence(refusal, day.per_minute, day.per_day, clock, client.exchanges)
+    if judge_window(window, day.per_minute, day.per_day, clock):
+        day.stopped = f"{window.name} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
+    note_partial_comeback(day, window)
+    announce(progress(day, served_of(day, client.exchanges)))
+    take_refusal(day, window, clock)
+
+
+def take_refusal(day: Day, window: SpentWindow, clock: ServerClock) -> None:
+    """The window's refusal is the day's on evidence: the day's figure served, its own headers,
+    or a refusal at a window's opening that persisted across a whole fresh minute."""
+    refusal = window.refused
+    if refusal is None:
+        return
+    if window.days:
+        day.refusal, day.evidence = refusal, window.days
+    elif window.opening.served:
+        day.unexplained = None  # served again: the refusal before was the minute's
+    elif day.unexplained is None:
+        day.unexplained = refusal  # refused at its opening: try once more after a whole minute
+    elif clock.handled_from(refusal) - day.unexplained.received >= MINUTE:
+        day.refusal = day.unexplained
+        day.evidence = "its key was refused again after a whole fresh minute"
+
+
+def note_partial_comeback(day: Day, window: SpentWindow) -> None:
+    """A window opened after its minute's Reset with less than a whole quota back is a sliding
+    one: from then on each window opens a whole minute after the last served request."""
+    opening = window.opening
+    fresh = opening.served and opening.limit == day.per_minute and opening.remaining is not None
+    if fresh and not day.sliding and len(day.windows) > 1 and not window.days:
+        day.sliding = opening.remaining < day.per_minute - 1  # type: ignore[operator]
 
 
 def not_waited_for(day: Day) -> str:
@@ -72,29 +119,56 @@ def not_waited_for(day: Day) -> str:
 
 
 def open_window(client: ConformanceClient, day: Day) -> Snapshot:
-    """Wait for the next minute window, then send its first request. A refusal of it, once
-    the previous window's Reset and Retry-After have passed, is the day's."""
+    """Wait until the last window has ended, then send the next one's first request."""
     if day.windows:
-        previous = day.windows[-1]
-        until = next_window_in(previous, day.per_minute, ServerClock.of(client.exchanges))
+        until = next_window_in(day, client.exchanges, ServerClock.of(client.exchanges))
         client.wait(day.label, until, "the next minute window of its day")
     exchange = client.get(PATH, key=day.label, retry_on_429=False, pace=False)
     opening = snapshot(exchange)
     if not opening.served and day.windows:
-        judge_retry_after(day.windows[-1], opening)
+        judge_retry_after(day, opening, client.exchanges)
     return opening
 
 
-def next_window_in(window: SpentWindow, per_minute: int, clock: ServerClock) -> float:
-    """Seconds until the window after `window`: its minute's Reset where the headers show it,
-    and no sooner than its refusal's Retry-After (which the client holds the key for anyway)."""
-    resets = [
+def next_window_in(day: Day, exchanges: list[Exchange], clock: ServerClock) -> float:
+    """Seconds until the last window has surely ended: its minute's Reset where the headers show
+    it; after a refusal, no sooner than its Retry-After, and where the server says neither, the
+    plan's whole minute after it. After a refusal not yet explained, a whole fresh minute; where
+    windows come back partly (a sliding one), a whole window after the last served request."""
+    window = day.windows[-1]
+    waits = [
         clock.seconds_until(s.reset)
         for s in window.history
-        if s.limit == per_minute and s.reset is not None
+        if s.limit == day.per_minute and s.reset is not None
     ]
-    plausible = [wait for wait in resets if wait <= LONGEST_WAIT]
-    return max(plausible, default=0.0)
+    waits = [wait for wait in waits if wait <= LONGEST_WAIT]
+    now = time.time()
+    refusal = window.refused
+    if refusal is not None:
+        retry_after = retry_after_seconds(refusal.exchange)
+        if retry_after is not None and retry_after <= LONGEST_WAIT:
+            waits.append(refusal.received + retry_after - now)
+        if not waits:
+            waits.append(refusal.received + MINUTE - now)
+    if day.unexplained is not None:
+        waits.append(day.unexplained.received + MINUTE + JITTER - now)
+    if day.sliding:
+        served = [e for e in day.exchanges(exchanges) if 200 <= e.status < 300]
+        if served:
+            last = served[-1].started_at + served[-1].elapsed
+            waits.append(last + minute_length(day, exchanges) + JITTER - now)
+    return max(waits, default=0.0)
+
+
+def minute_length(day: Day, exchanges: list[Exchange]) -> float:
+    """The minute window's length as the key's responses show it: the furthest its Reset lay
+    from a request (a fixed window's first, a sliding window's every one), at most a minute."""
+    spans = [
+        s.reset - s.exchange.started_at
+        for e in day.exchanges(exchanges)
+        if (s := snapshot(e)).limit == day.per_minute and s.reset is not None
+    ]
+    return min(MINUTE, max(spans, default=MINUTE))
 
 
 def wanted(opening: Snapshot, day: Day) -> int:
@@ -107,27 +181,22 @@ def wanted(opening: Snapshot, day: Day) -> int:
     return left + 1
 
 
-def long_refusal(window: SpentWindow) -> bool:
-    """A 429 that asks to wait longer than a minute's window: the day's, not the minute's."""
-    refused = window.refused
-    if refused is None or refused.status != 429:
-        return False
-    wait = retry_after_seconds(refused.exchange)
-    return wait is not None and wait > LONGEST_WAIT
-
-
-def judge_retry_after(previous: SpentWindow, opening: Snapshot) -> None:
-    """A window's opening refused after the previous 429's Retry-After had passed: the day
-    refused behind a Retry-After a minute away, which makes clients retry in vain."""
+def judge_retry_after(day: Day, opening: Snapshot, exchanges: list[Exchange]) -> None:
+    """A window's opening refused after the previous 429's Retry-After had passed, where that
+    429 was the minute's with the day not yet spent: its Retry-After sent clients back too soon
+    (the day refused behind a Retry-After of the minute, or the minute itself did)."""
+    previous = day.windows[-1]
     refused = previous.refused
     wait = retry_after_seconds(refused.exchange) if refused is not None else None
-    if refused is None or wait is None:
+    if refused is None or wait is None or wait > LONGEST_WAIT or previous.days:
         return
+    if served_before(exchanges, refused) >= day.per_day:
+        return  # the day was spent by then: both limits refused, and the minute's spoke
     expect(
         "LIM-RETRY-AFTER-HONEST",
         False,
         f"a request sent once Retry-After ({wait:.0f} s) had passed should be served, got "
-        f"{opening.status}: the day refused behind a Retry-After of the minute",
+        f"{opening.status}: refused behind a Retry-After of the minute",
         opening.exchange,
     )
 
@@ -136,13 +205,24 @@ def served_of(day: Day, exchanges: list[Exchange]) -> int:
     return sum(1 for e in day.exchanges(exchanges) if 200 <= e.status < 300)
 
 
-def progress(day: Day, served: int, most: int) -> str:
+def progress(day: Day, served: int) -> str:
     """One line per window: what it spent, what the run has served (`served`, the key's
-    requests served so far), what is left of the day."""
+    requests served so far), what is left of the day, and where windows come back partly,
+    how many more they will take at what they give."""
     window = day.windows[-1]
     ending = f", then {window.refused.status}" if window.refused is not None else ""
-    return (
-        f"{day.label} key, window {len(day.windows)} of at most {most}: {window.served} served"
-        f"{ending}; {served:,} served in the run, {max(0, day.per_day - served):,} of the "
-        f"day's {day.per_day:,} left"
+    left = max(0, day.per_day - served)
+    line = (
+        f"{day.label} key, window {len(day.windows)} of its day: {window.served} served"
+        f"{ending}; {served:,} served in the run, {left:,} of the day's {day.per_day:,} left"
     )
+    if window.days:
+        return f"{line}; refused for the day ({window.days})"
+    if day.sliding and left:
+        given = max(1, round(sum(w.served for w in day.windows) / len(day.windows)))
+        line += (
+            f"; its minute comes back partly (a sliding window): each window now opens a whole "
+            f"minute after the last served request, about {math.ceil(left / given)} more at "
+            f"the {given} a window gives"
+        )
+    return line

@@ -11,6 +11,7 @@ import pytest
 from conformance.httpclient.client import Exchange
 from conformance.judging import checks
 from conformance.judging.day import Day, day_crossed, judge_day
+from conformance.judging.day_refusal import days_evidence, said_by_its_headers
 from conformance.judging.ratelimit import ServerClock, Snapshot
 from conformance.judging.spent_window import SpentWindow, broken_promise, judge_window
 from conformance.settings import Settings, default_deadline, describe_day_plan
@@ -72,7 +73,7 @@ def outcomes(ledger: checks.Ledger, requirement: str) -> list[bool]:
 
 def test_a_window_that_serves_its_announced_quota_keeps_its_promise(ledger) -> None:
     window = sequence(59, 59, refusal=snap(0, status=429, at=NOW + 1))
-    assert broken_promise(window, PER_MINUTE, SAME) is None
+    assert broken_promise(window, PER_MINUTE) is None
     assert not judge_window(window, PER_MINUTE, PER_DAY, SAME)
     assert outcomes(ledger, "LIM-QUOTA-HONOURED") == [True]
     assert outcomes(ledger, "LIM-429-WHEN-EXCEEDED") == [True]
@@ -81,7 +82,7 @@ def test_a_window_that_serves_its_announced_quota_keeps_its_promise(ledger) -> N
 def test_a_remaining_one_too_high_breaks_its_promise_at_the_last_request(ledger) -> None:
     """Counted after answering: the response that said Remaining 1 was the last served."""
     window = sequence(60, 59, refusal=snap(0, status=429, at=NOW + 1))
-    refusal, served = broken_promise(window, PER_MINUTE, SAME)
+    refusal, served = broken_promise(window, PER_MINUTE)
     assert (refusal.status, served) == (429, 59)
     judge_window(window, PER_MINUTE, PER_DAY, SAME)
     assert outcomes(ledger, "LIM-QUOTA-HONOURED") == [False]
@@ -99,14 +100,17 @@ def test_a_front_refusing_inside_the_announced_quota_breaks_the_promise(ledger) 
     assert failure.exchange is window.opening.exchange  # not hidden by the front's own cause
 
 
-def test_a_refusal_in_the_windows_last_second_proves_nothing(ledger) -> None:
+def test_a_refusal_in_the_windows_last_second_still_breaks_the_promise(ledger) -> None:
+    """Only the key's own requests followed the promise, and time only gives requests back: on
+    a loaded machine the last requests may come late in the window, the promise stands."""
     late = snap(0, status=429, at=RESET - 0.5)
-    assert broken_promise(sequence(59, 3, refusal=late), PER_MINUTE, SAME) is None
+    refusal, served = broken_promise(sequence(59, 3, refusal=late), PER_MINUTE)
+    assert (refusal, served) == (late, 3)
 
 
 def test_a_sliding_window_that_announced_nothing_promised_nothing(ledger) -> None:
     window = SpentWindow("the window after the reset", snap(0), [snap(0, status=429, at=NOW + 1)])
-    assert broken_promise(window, PER_MINUTE, SAME) is None
+    assert broken_promise(window, PER_MINUTE) is None
     assert outcomes(ledger, "LIM-QUOTA-HONOURED") == []
 
 
@@ -198,3 +202,64 @@ def test_the_day_profile_says_its_cost_and_gets_the_time_and_requests_it_needs()
     assert settings.budget >= full.budget + PER_DAY
     pro = default_deadline("day", (300, 10_000)) - default_deadline("full")
     assert pro >= 34 * 60
+
+
+# -- whose a refusal is ------------------------------------------------------------------------
+
+
+def days_429(at: float, *, retry_after: str | None = None, **values) -> Snapshot:
+    seen = snap(0, status=429, at=at, **values)
+    if retry_after is not None:
+        seen.exchange.response_headers.append(("Retry-After", retry_after))
+    return seen
+
+
+def test_a_days_429_after_minute_headers_is_the_days_not_a_broken_promise(ledger) -> None:
+    """Flask-Limiter's and express-rate-limit's: the minute's headers until the day's 429,
+    which names the day's figure. A refusal of the day, and a SHOULD warned: the headers
+    announced 59 where the day had 39 left."""
+    refusal = days_429(NOW + 1, limit=PER_DAY, reset=NOW + 20 * 3600, retry_after="72000")
+    window = sequence(59, 39, refusal=refusal)
+    window.days = days_evidence(refusal, PER_MINUTE, PER_DAY, SAME, [])
+    assert "the day's 1,000, with Remaining 0" in window.days
+    judge_window(window, PER_MINUTE, PER_DAY, SAME)
+    assert outcomes(ledger, "LIM-QUOTA-HONOURED") == []
+    assert outcomes(ledger, "LIM-REMAINING-NEAREST") == [False]
+
+
+def test_the_days_figure_served_makes_a_headerless_429_the_days() -> None:
+    refusal = days_429(NOW + 2000, limit=None, reset=None)
+    served = [exchange(at=NOW + i) for i in range(PER_DAY)]
+    assert "1,000 requests of this key served" in days_evidence(
+        refusal, PER_MINUTE, PER_DAY, SAME, served + [refusal.exchange]
+    )
+    assert days_evidence(refusal, PER_MINUTE, PER_DAY, SAME, served[:-1]) == ""
+
+
+@pytest.mark.parametrize(
+    ("values", "days"),
+    [
+        ({"retry_after": "36000"}, True),  # asks for hours
+        ({"reset": NOW + 5 * 3600}, True),  # resets hours away
+        ({"retry_after": "30"}, False),  # a minute's
+        ({"limit": PER_DAY, "reset": NOW + 3600}, True),
+    ],
+)
+def test_a_429s_own_headers_say_whether_it_is_the_days(values: dict, days: bool) -> None:
+    assert bool(said_by_its_headers(days_429(NOW, **values), PER_MINUTE, PER_DAY, SAME)) is days
+
+
+def test_a_429_that_still_announces_quota_is_never_the_days_by_its_headers() -> None:
+    refusal = snap(5, status=429, at=NOW, reset=NOW + 5 * 3600)
+    assert said_by_its_headers(refusal, PER_MINUTE, PER_DAY, SAME) == ""
+
+
+def test_a_day_not_reached_leaves_both_requirements_open(ledger) -> None:
+    """A sliding minute that gave back too little, or a budget spent: no "passed" for a day
+    the run never reached, and no verdict for the day profile."""
+    day, run = spent_day(777, 0, None)
+    judge_day(day, run, SAME)
+    assert outcomes(ledger, "LIM-DAY-HONOURED") == []
+    assert outcomes(ledger, "LIM-DAY-ENFORCED") == []
+    assert "777 of its 1,000 served" in ledger.left_open["LIM-DAY-HONOURED"]
+    assert "not reached" in ledger.left_open["LIM-DAY-ENFORCED"]
