@@ -82,10 +82,24 @@ def judge_window(window: SpentWindow, per_minute: int, per_day: int, clock: Serv
 
 def judge_nearest_window(window: SpentWindow, per_minute: int) -> None:
     """The day refused in this window: a refusal of the day, not a broken minute promise. Its
-    opening's headers, where they reported the minute, announced no more than the day had left,
-    or clients that trust X-RateLimit-Remaining are refused within it (LIM-REMAINING-NEAREST)."""
+    own headers must not announce the minute's quota left (LIM-QUOTA-HONOURED); its opening's,
+    where they reported the minute, should have announced no more than the day had left, or
+    clients that trust X-RateLimit-Remaining are refused within it (LIM-REMAINING-NEAREST)."""
     opening, refusal = window.opening, window.refused
-    if refusal is None or opening.limit != per_minute or opening.remaining is None:
+    if refusal is None:
+        return
+    if refusal.limit == per_minute and refusal.remaining:
+        expect(
+            "LIM-QUOTA-HONOURED",
+            False,
+            f"{window.name}: a request within the announced quota must be served: the day's "
+            f"429 ({window.days}) said X-RateLimit-Remaining: {refusal.remaining} of the "
+            f"minute's {per_minute} (a refusal for the day must not hide behind the minute's "
+            "headers)",
+            refusal.exchange,
+        )
+        return
+    if opening.limit != per_minute or opening.remaining is None or not opening.served:
         return
     served = sum(1 for s in window.spent if s.served)
     expect(

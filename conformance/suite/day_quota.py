@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 
+from conformance.burst.reach import window_length
 from conformance.burst.spender import PATH, Announce
 from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
@@ -156,29 +157,18 @@ def next_window_in(day: Day, exchanges: list[Exchange], clock: ServerClock) -> f
         served = [e for e in day.exchanges(exchanges) if 200 <= e.status < 300]
         if served:
             last = served[-1].started_at + served[-1].elapsed
-            waits.append(last + minute_length(day, exchanges) + JITTER - now)
+            minute = window_length([snapshot(e) for e in day.exchanges(exchanges)], clock)
+            waits.append(last + minute + JITTER - now)
     return max(waits, default=0.0)
-
-
-def minute_length(day: Day, exchanges: list[Exchange]) -> float:
-    """The minute window's length as the key's responses show it: the furthest its Reset lay
-    from a request (a fixed window's first, a sliding window's every one), at most a minute."""
-    spans = [
-        s.reset - s.exchange.started_at
-        for e in day.exchanges(exchanges)
-        if (s := snapshot(e)).limit == day.per_minute and s.reset is not None
-    ]
-    return min(MINUTE, max(spans, default=MINUTE))
 
 
 def wanted(opening: Snapshot, day: Day) -> int:
     """What the window's opening announced is left, and one beyond: the minute's Remaining, or
-    the day's where it is smaller than a minute's quota; a minute's quota where the headers
-    report the day and more is left of it."""
-    left = opening.remaining if opening.remaining is not None else day.per_minute - 1
-    if opening.limit != day.per_minute:
-        left = min(left, day.per_minute - 1)
-    return left + 1
+    a minute's quota where the headers report the day (a day that is spent refuses the first;
+    one that is never enforced shows it at once)."""
+    if opening.limit != day.per_minute or opening.remaining is None:
+        return day.per_minute
+    return opening.remaining + 1
 
 
 def judge_retry_after(day: Day, opening: Snapshot, exchanges: list[Exchange]) -> None:

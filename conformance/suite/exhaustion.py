@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, NoReturn
 import pytest
 
 from conformance import interruption
-from conformance.burst.spender import PATH, Announce, Spender
+from conformance.burst.reach import window_length
+from conformance.burst.spender import PATH, Announce, Spender, plan_wave, round_trip
 from conformance.burst.waves import Burst
 from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
@@ -25,6 +26,7 @@ from conformance.httpclient.service_kind import ServiceKind, front_refusal
 from conformance.judging import checks
 from conformance.judging.checks import cannot_check, expect
 from conformance.judging.ratelimit import (
+    SETTLE_MARGIN,
     OwnCount,
     ServerClock,
     Snapshot,
@@ -76,6 +78,7 @@ class EarlyExhaustion:
 def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce: Announce) -> None:
     label = settings.exhaustion_key
     per_minute = settings.plan_limits[0]
+    go_late_in_its_window(client, label, per_minute)
     # Nothing else may be sent meanwhile: the main key's room is measured just before the burst
     # and must be its own just after, and no other request may land among the burst's.
     with client.exclusive():
@@ -98,6 +101,35 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
     recovered = check_recovery(client, label, refused)
     if recovered is not None and not fronted(client, burst) and refused.reset is not None:
         spend_second_window(client, settings, recovered, announce)
+
+
+BOUNDARY_SHARE = 0.25
+"""How late in its window the burst begins: with a quarter of the window left."""
+BOUNDARY_LEAD = 3.0
+"""Seconds before its Reset the burst begins at the latest: time to land and settle."""
+
+
+def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int | None) -> None:
+    """Wait until late in the key's minute window before its burst, where its wave can still
+    land there: the window after the reset is then spent just after this one, across the
+    boundary, as fixed windows allow and a limiter refilled continuously at the plan's figure
+    does not (it has given back a quarter of its quota at most). Begun early, the run would
+    catch such a limiter only when it happened to start late in a window. The wait costs no
+    time: the run waits for the reset after the burst all the same."""
+    seen = snapshot(client.get(PATH, key=label))
+    if per_minute is None or seen.limit != per_minute or seen.reset is None:
+        return
+    if seen.remaining is None:
+        return
+    clock = ServerClock.of(client.exchanges)
+    left = clock.seconds_left(seen.reset)
+    window = window_length(of_the_key(client.exchanges, label), clock)
+    lead = max(BOUNDARY_LEAD, BOUNDARY_SHARE * window)
+    if left > LONGEST_WAIT or left <= lead + SETTLE_MARGIN:
+        return
+    if plan_wave(seen.remaining + 1, round_trip(client.exchanges, label), lead) is None:
+        return  # its wave could not land that late: it goes now, as before
+    client.wait(label, left - lead, "late in its window, to spend the next one just after")
 
 
 def is_429(burst: Burst) -> bool:
