@@ -275,8 +275,9 @@ def excess(history: list[Snapshot], counting_holds: bool, clock: ServerClock) ->
             key=lambda s: s.received,
         )
         zeros = [s for s in served if s.remaining == 0]
-        if counting_holds and len(zeros) > 1:
-            seen = zeros[-1]
+        after = after_a_zero(zeros)
+        if counting_holds and after is not None:
+            seen = after
         elif len(served) > window.limit:
             seen = served[-1]
         else:
@@ -294,6 +295,21 @@ def excess(history: list[Snapshot], counting_holds: bool, clock: ServerClock) ->
             f"(limit {window.limit}): every one after the first was beyond its quota",
         )
     return None
+
+
+def after_a_zero(zeros: list[Snapshot]) -> Snapshot | None:
+    """A response served with Remaining 0 whose request was sent after another such response
+    had come: the quota was spent before it was sent. Two sent together prove nothing: a
+    library that reads Remaining as it answers (Flask-Limiter, slowapi) shows 0 on both when a
+    third request counted between them."""
+    return next(
+        (
+            later
+            for later in zeros
+            if any(zero.received <= later.exchange.started_at for zero in zeros)
+        ),
+        None,
+    )
 
 
 def served_beyond_limit(

@@ -105,8 +105,9 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
 
 BOUNDARY_SHARE = 0.25
 """How late in its window the burst begins: with a quarter of the window left."""
-BOUNDARY_LEAD = 3.0
-"""Seconds before its Reset the burst begins at the latest: time to land and settle."""
+BOUNDARY_LEAD = SETTLE_MARGIN + 0.5
+"""Seconds before its Reset the burst begins at the latest: half a second to land in, before
+the window's last second (where nothing can be told)."""
 
 
 def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int | None) -> None:

@@ -227,6 +227,13 @@ def test_a_second_request_served_at_zero_is_beyond_the_limit():
     assert served_beyond_limit(history, True, SAME) is history[-1]
 
 
+def test_two_requests_in_flight_together_both_at_zero_are_within_the_limit():
+    """Flask-Limiter and slowapi read Remaining as they answer: the last two of a quota, in
+    flight together, both say 0 when each was counted before the other answered."""
+    history = falling(3, 3) + [snap(0, at=NOW + 0.5), snap(0, at=NOW + 0.505)]
+    assert served_beyond_limit(history, True, SAME) is None
+
+
 def test_one_request_served_at_zero_is_within_the_limit():
     assert served_beyond_limit(falling(3, 4), True, SAME) is None
 

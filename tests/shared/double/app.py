@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tests.shared.double import front
 from tests.shared.double.behaviours import HOSTILE, check_names
 from tests.shared.double.hostile import HostileTarget
 from tests.shared.double.limiter import PLANS, Decision, Limiter, Plan, Window
@@ -190,6 +191,7 @@ class PetStoreDouble:
             enforce_day="day-never-enforced" not in self.faults,
         )
         self.store = CategoryStore(self.faults, self.variants)
+        self.front = front.TokenBuckets(config.minute_seconds)
         self.blocks: dict[str, Block] = {}
         self.refused_windows: dict[str, float] = {}  # the window end each caller was refused in
         self.announced_retry: dict[str, float] = {}
@@ -245,6 +247,9 @@ class PetStoreDouble:
         route = self.resolve(request.url.path)
         caller = self.authenticate(request, route)
         identity = "*" if self.fault("shared-counter") else caller.identity
+        fronted = self.fault("front-token-bucket") and caller.served
+        if fronted and not self.front.admit(identity, caller.plan.per_minute, now):
+            return front.refusal()
         if self.fault("budget-per-endpoint"):
             identity += f":{route.name if route else 'other'}"
         decision = self.admit(identity, caller.plan, now)

@@ -227,6 +227,12 @@ FAULTS: dict[str, Fault] = {
         "X-RateLimit-Remaining is counted after answering: one too high, so the request sent "
         "after a `Remaining: 1` is refused (a promise broken at the window's last request).",
     ),
+    "front-token-bucket": Fault(
+        "LIM-QUOTA-HONOURED",
+        "A limiter in front refilled continuously at the plan's figure (a token bucket per key): "
+        "a quota spent at a window's end is back only as time passes, so the next window's "
+        "announced quota is refused, with the front's own 429 and no rate-limit headers.",
+    ),
     "no-retry-after": Fault("LIM-RETRY-AFTER", "429 responses carry no Retry-After."),
     "retry-after-fractional": Fault(
         "LIM-RETRY-AFTER",
