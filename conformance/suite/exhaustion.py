@@ -78,13 +78,13 @@ class EarlyExhaustion:
 def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce: Announce) -> None:
     label = settings.exhaustion_key
     per_minute = settings.plan_limits[0]
-    go_late_in_its_window(client, label, per_minute)
+    late = go_late_in_its_window(client, label, per_minute)
     # Nothing else may be sent meanwhile: the main key's room is measured just before the burst
     # and must be its own just after, and no other request may land among the burst's.
     with client.exclusive():
         probe = snapshot(client.get(PATH, key=label))
         main_before = snapshot(client.get(PATH, key="main")) if label != "main" else None
-        burst = Spender(client, label, per_minute, announce).spend(probe)
+        burst = Spender(client, label, per_minute, announce, late).spend(probe)
         main_after = None
         room = main_before is not None and has_room(main_before, settings, client)
         if room and is_429(burst):
@@ -110,27 +110,31 @@ BOUNDARY_LEAD = SETTLE_MARGIN + 0.5
 the window's last second (where nothing can be told)."""
 
 
-def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int | None) -> None:
+def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int | None) -> bool:
     """Wait until late in the key's minute window before its burst, where its wave can still
     land there: the window after the reset is then spent just after this one, across the
     boundary, as fixed windows allow and a limiter refilled continuously at the plan's figure
     does not (it has given back a quarter of its quota at most). Begun early, the run would
     catch such a limiter only when it happened to start late in a window. The wait costs no
-    time: the run waits for the reset after the burst all the same."""
+    time: the run waits for the reset after the burst all the same. True where it waited."""
     seen = snapshot(client.get(PATH, key=label))
     if per_minute is None or seen.limit != per_minute or seen.reset is None:
-        return
+        return False
     if seen.remaining is None:
-        return
+        return False
     clock = ServerClock.of(client.exchanges)
     left = clock.seconds_left(seen.reset)
     window = window_length(of_the_key(client.exchanges, label), clock)
-    lead = max(BOUNDARY_LEAD, BOUNDARY_SHARE * window)
+    trip = round_trip(client.exchanges, label)
+    # Twice the time its wave takes where the server answers two at a time: room to land.
+    landing = (seen.remaining + 1) * trip
+    lead = max(BOUNDARY_LEAD, BOUNDARY_SHARE * window, SETTLE_MARGIN + landing)
     if left > LONGEST_WAIT or left <= lead + SETTLE_MARGIN:
-        return
-    if plan_wave(seen.remaining + 1, round_trip(client.exchanges, label), lead) is None:
-        return  # its wave could not land that late: it goes now, as before
+        return False
+    if plan_wave(seen.remaining + 1, trip, lead) is None:
+        return False  # its wave could not land that late: it goes now, as before
     client.wait(label, left - lead, "late in its window, to spend the next one just after")
+    return True
 
 
 def is_429(burst: Burst) -> bool:
