@@ -11,7 +11,9 @@ The day profile's configurations (petstore.py) are careful ones with a real day 
 With a minute and a day, Flask-Limiter checks the shorter first and stops at the first one that
 refuses: the headers report the minute (the first limit) while both serve, and the refusing
 limit on a 429, the day's (Limit 1000, Remaining 0, Reset and Retry-After at the day's end) once
-the day refuses. A request the minute refuses is not counted by the day.
+the day refuses. A request the minute refuses is not counted by the day. Remaining is read when
+the response is made, not returned by the hit: in a concurrent burst two responses may both say
+Remaining 0 although no more than the limit was served.
 """
 
 from __future__ import annotations
