@@ -34,6 +34,7 @@ LONG_SECONDS = {
     "test_faults_and_variants.py": 30.0,
     "test_framework_defaults.py": 25.0,
     "test_day_profile.py": 50.0,
+    "test_day_stacks.py": 150.0,
 }
 # Single tests far longer than their module's figure (two runs of about 140 s each, where a Reset
 # in the past leaves the burst a minute's window to wait out): begun first, not stolen last.

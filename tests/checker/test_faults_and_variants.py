@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.shared.checker_runs import CheckerRun, assert_no_key_leaked, run_checker
-from tests.shared.double import FAULTS, VARIANTS, WARNINGS
+from tests.shared.double import FAULTS, VARIANT_OPTIONS, VARIANTS, WARNINGS
 
 # Consecutive runs must agree: a verdict that depends on luck is a defect of the check.
 ROUNDS = int(os.environ.get("PSC_VERDICT_ROUNDS", "2"))
@@ -45,7 +45,8 @@ def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_variant_passes(variant: str, tmp_path: Path) -> None:
     for round_ in range(1, ROUNDS + 1):
-        run = run_checker(tmp_path / f"round-{round_}", variants=[variant])
+        options = VARIANT_OPTIONS.get(variant, ())
+        run = run_checker(tmp_path / f"round-{round_}", variants=[variant], options=options)
         assert run.status == 0, f"round {round_}: {variant} is legitimate: {run.describe()}"
         assert run.statement["verdict"] == "conformant"
         assert_no_key_leaked(run)

@@ -216,14 +216,19 @@ def run_against_app(
     *,
     env: dict[str, str] | None = None,
     timeout: float = CHECKER_TIMEOUT,
+    options: Sequence[str] = (),
+    key_plan: str | None = None,
 ) -> CheckerRun:
     """Start an app that announces `NAME listening on URL` (tests.shared.servers), with two fresh
-    keys of `plan` given as `KEY_OPTION KEY:PLAN` each; run the command against it; no key leaks."""
+    keys of `plan` given as `KEY_OPTION KEY:PLAN` each (`key_plan` where the app's form differs,
+    `enterprise:RPM:RPD`); run the command with `options` against it; no key leaks."""
     keys = new_keys()
-    arguments = [*command, *(a for k in keys for a in (key_option, f"{k}:{plan}"))]
+    arguments = [*command, *(a for k in keys for a in (key_option, f"{k}:{key_plan or plan}"))]
     server = start_server(arguments, env=env)
     try:
-        run = run_command(server.base_url, keys, report_dir, plan=plan, timeout=timeout)
+        run = run_command(
+            server.base_url, keys, report_dir, plan=plan, options=options, timeout=timeout
+        )
     finally:
         server.stop()
     assert_no_key_in_outputs(run)

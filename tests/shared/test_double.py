@@ -285,6 +285,14 @@ def probe_any_token(c: httpx.Client) -> None:
     assert c.get("/categories", headers=bearer("made-up")).status_code == 200
 
 
+def probe_headerless(c: httpx.Client) -> None:
+    served = c.get("/categories", headers=bearer("tiny-key"))
+    refused = exhaust(c, "tiny-key")
+    assert refused.status_code == 429
+    for response in (served, refused):
+        assert not {*RATE_HEADERS, "retry-after"} & set(response.headers), response.headers
+
+
 def probe_case_sensitive(c: httpx.Client) -> None:
     assert c.get("/categories", headers=bearer("main-key", "bearer")).status_code == 401
 
@@ -449,6 +457,7 @@ def probe_nginx_in_front(c: httpx.Client) -> None:
 
 FAULT_PROBES: dict[str, Probe] = {
     "accept-any-bearer-token": probe_any_token,
+    "headerless-no-day": probe_headerless,
     "scheme-case-sensitive": probe_case_sensitive,
     "empty-bearer-crashes": probe_empty_bearer,
     "no-www-authenticate": probe_no_challenge,
@@ -493,6 +502,7 @@ FAULT_GROUPS = [
     ("retry-after-too-short",),
     ("never-resets",),
     ("shared-counter",),
+    ("headerless-no-day",),
 ]
 
 
@@ -554,6 +564,20 @@ def probe_sliding(c: httpx.Client) -> None:
     assert c.get("/categories", headers=bearer("tiny-key")).status_code == 200
 
 
+def probe_sliding_minute(c: httpx.Client) -> None:
+    """A sliding log: the refusal's Reset is the oldest request's time plus the minute, and
+    waiting for it brings back one request, not the minute's three."""
+    first = c.get("/categories", headers=bearer("tiny-key"))
+    sent = date_of(first)
+    time.sleep(1.0)
+    refused = exhaust(c, "tiny-key")
+    reset = int(refused.headers["x-ratelimit-reset"])
+    assert sent + MINUTE - 1 <= reset <= sent + MINUTE + 1, (sent, reset)
+    time.sleep(max(0.0, reset - time.time()) + 0.1)
+    assert c.get("/categories", headers=bearer("tiny-key")).status_code == 200
+    assert c.get("/categories", headers=bearer("tiny-key")).status_code == 429
+
+
 def probe_day_headers(c: httpx.Client) -> None:
     response = c.get("/categories", headers=bearer("main-key"))
     assert response.headers["x-ratelimit-limit"] == "1000"
@@ -609,6 +633,7 @@ VARIANT_PROBES: dict[str, Probe] = {
     "charset-parameter": probe_charset,
     "gzip": probe_gzip,
     "sliding-window": probe_sliding,
+    "sliding-minute-with-day": probe_sliding_minute,
     "day-limit-headers": probe_day_headers,
     "content-type-415": probe_415,
     "www-authenticate-params": probe_challenge_params,
@@ -625,6 +650,7 @@ VARIANT_GROUPS = [
     ("www-authenticate-params", "extra-fields", "gzip", "day-limit-headers", "large-int64-ids"),
     ("sliding-window", "json-whatever-content-type"),
     ("ban-while-limited",),
+    ("sliding-minute-with-day",),
 ]
 
 

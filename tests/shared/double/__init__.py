@@ -4,13 +4,21 @@ Importing this package starts nothing: `FAULTS` and `VARIANTS` are plain registr
 `start_double` launches the server as a subprocess (`python -m tests.shared.double`).
 """
 
-from tests.shared.double.behaviours import FAULTS, HOSTILE, VARIANTS, WARNINGS, Fault
+from tests.shared.double.behaviours import (
+    FAULTS,
+    HOSTILE,
+    VARIANT_OPTIONS,
+    VARIANTS,
+    WARNINGS,
+    Fault,
+)
 from tests.shared.double.launcher import DoubleFailedToStart, running_double, start_double
 
 __all__ = [
     "FAULTS",
     "HOSTILE",
     "VARIANTS",
+    "VARIANT_OPTIONS",
     "WARNINGS",
     "DoubleFailedToStart",
     "Fault",

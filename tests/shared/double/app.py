@@ -188,7 +188,8 @@ class PetStoreDouble:
             enforce="limits-not-enforced" not in self.faults,
             phase=FRACTION_PHASE if "reset-with-fraction" in self.faults else 0.0,
             day_share=DAY_EARLY_SHARE if "day-refuses-early" in self.faults else 1.0,
-            enforce_day="day-never-enforced" not in self.faults,
+            enforce_day=not ({"day-never-enforced", "headerless-no-day"} & self.faults),
+            sliding_minute="sliding-minute-with-day" in self.variants,
         )
         self.store = CategoryStore(self.faults, self.variants)
         self.front = front.TokenBuckets(config.minute_seconds)
@@ -379,6 +380,8 @@ class PetStoreDouble:
                 decision.retry_at = until
         if self.fault("day-refused-behind-minute-headers"):
             hide_the_day(decision)
+        if self.variant("minute-headers-until-day") and decision.allowed:
+            decision.report = decision.minute  # Flask-Limiter's, slowapi's, express-rate-limit's
         if decision.allowed:
             self.announced_retry.pop(identity, None)
             self.early_requests.pop(identity, None)
@@ -610,7 +613,7 @@ class PetStoreDouble:
         response = self.error(status, "rate_limited", "Too many requests: back off and retry.")
         if self.fault("429-without-error-body"):
             response = Response(status_code=status)
-        if self.fault("no-retry-after"):
+        if self.fault("no-retry-after") or self.fault("headerless-no-day"):
             return response
         retry_at = decision.retry_at if decision.retry_at is not None else now + 1
         delay = max(1, math.ceil(retry_at - now)) + self.retry_after_padding()
@@ -635,6 +638,7 @@ class PetStoreDouble:
             or (status in (429, 503) and self.fault("no-ratelimit-headers-on-429"))
             or (status == 404 and unknown_path and self.fault("no-ratelimit-headers-on-404"))
             or (status == 404 and unknown_path and self.fault("framework-html-404"))
+            or self.fault("headerless-no-day")
         ):
             return
         window: Window = decision.day if self.variant("day-limit-headers") else decision.report

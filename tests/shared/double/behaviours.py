@@ -261,6 +261,12 @@ FAULTS: dict[str, Fault] = {
         "has requests left, with a Retry-After of the minute's end.",
         options=("--profile", "day"),
     ),
+    "headerless-no-day": Fault(
+        "LIM-HEADERS-PRESENT",
+        "A quick-start's limiter (Flask-Limiter's, Rack::Attack's): a minute limit only, no day, "
+        "no rate-limit headers and no Retry-After; its day profile must not pass the day.",
+        options=("--profile", "day"),
+    ),
     "shared-counter": Fault(
         "LIM-PER-KEY", "One counter for all callers: exhausting one key limits every key."
     ),
@@ -404,6 +410,20 @@ VARIANTS: dict[str, str] = {
         "Fixed windows aligned to the clock (a Redis key per minute), the run's first request "
         "2.5 s before one ends: the run's first responses show a short window."
     ),
+    "minute-headers-until-day": (
+        "The headers report the minute while the day serves, the day only on the day's 429 "
+        "(Flask-Limiter, slowapi, express-rate-limit with a minute and a day limit)."
+    ),
+    "sliding-minute-with-day": (
+        "The minute is a sliding log (Reset: the oldest request's time plus the window, as "
+        "DRF's throttles count), the day a fixed window."
+    ),
+}
+
+# What the checker needs to see a variant (as Fault.options): the day's shapes, its day profile.
+VARIANT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "minute-headers-until-day": ("--profile", "day"),
+    "sliding-minute-with-day": ("--profile", "day"),
 }
 
 # Hostile targets (tests/shared/double/hostile.py): servers that attack the checker's outputs rather

@@ -83,6 +83,8 @@ class Limiter:
     length, shifted by `phase` seconds (a window that ends at a fraction of a second). The day
     may be faulty on its own: `day_share` of its figure is its capacity (a day refusing early),
     and `enforce_day=False` never refuses for the day (only the minute is enforced).
+    `sliding_minute` slides the minute alone (a sliding log, as DRF's throttles keep one) and
+    leaves the day fixed.
     """
 
     def __init__(
@@ -95,6 +97,7 @@ class Limiter:
         phase: float = 0.0,
         day_share: float = 1.0,
         enforce_day: bool = True,
+        sliding_minute: bool = False,
     ) -> None:
         self.minute_seconds = minute_seconds
         self.sliding = sliding
@@ -103,8 +106,12 @@ class Limiter:
         self.phase = phase
         self.day_share = day_share
         self.enforce_day = enforce_day
+        self.sliding_minute = sliding_minute
         self._fixed: dict[tuple[str, str], list[int]] = {}
         self._log: dict[tuple[str, str], deque[float]] = {}
+
+    def slides(self, name: str) -> bool:
+        return self.sliding or (self.sliding_minute and name == "minute")
 
     def lengths(self) -> dict[str, float]:
         return {"minute": self.minute_seconds, "day": self.minute_seconds * MINUTES_PER_DAY}
@@ -124,7 +131,7 @@ class Limiter:
         for name in ("minute", "day"):
             length = lengths[name]
             capacity = capacities[name]
-            if self.sliding:
+            if self.slides(name):
                 log = self._log.setdefault((identity, name), deque())
                 while log and log[0] <= now - length:
                     log.popleft()
@@ -149,7 +156,7 @@ class Limiter:
         if allowed:
             for name in ("minute", "day"):
                 counts[name] += 1
-                if self.sliding:
+                if self.slides(name):
                     self._log[(identity, name)].append(now)
                     ends[name] = self._log[(identity, name)][0] + lengths[name]
                 else:

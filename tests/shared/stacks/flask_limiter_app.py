@@ -1,11 +1,19 @@
 """The Pet Store on Flask with Flask-Limiter, as a vendor writes it: run as
 `python -m tests.shared.stacks.flask_limiter_app --key KEY:PLAN ... --minute-seconds N
---configuration careful|quick-start`; it prints `flask-limiter listening on URL` once it serves.
+--configuration CONFIGURATION`; it prints `flask-limiter listening on URL` once it serves.
 
 "careful": limits per key and plan (callers without a valid key per address, at the free plan's),
 the library's own headers on: X-RateLimit-Limit, -Remaining, -Reset and a Retry-After on every
 response, 200 and 201 included. "quick-start": the documentation's first example, keyed by
 `get_remote_address` with its "200 per day", "50 per hour" and no rate-limit headers at all.
+The day profile's configurations (petstore.py) are careful ones with a real day or none.
+
+With a minute and a day, Flask-Limiter checks the shorter first and stops at the first one that
+refuses: the headers report the minute (the first limit) while both serve, and the refusing
+limit on a 429, the day's (Limit 1000, Remaining 0, Reset and Retry-After at the day's end) once
+the day refuses. A request the minute refuses is not counted by the day. Remaining is read when
+the response is made, not returned by the hit: in a concurrent burst two responses may both say
+Remaining 0 although no more than the limit was served.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ def build_app(options: Options) -> flask.Flask:
         key = caller_key()
         return f"key:{key}" if key else f"address:{get_remote_address()}"
 
-    if options.configuration == "careful":
+    if options.careful:
         Limiter(
             identity,
             app=app,
@@ -41,6 +49,7 @@ def build_app(options: Options) -> flask.Flask:
             application_limits=[lambda: options.limits(caller_key())],
             headers_enabled=True,
             storage_uri="memory://",
+            strategy=options.strategy,
         )
     else:
         Limiter(

@@ -3,6 +3,10 @@
 Each app (`flask_limiter_app`, `slowapi_app`) wires this into its framework and leaves the
 limiting to its library, configured as a vendor would: "careful" (limits per key and plan, the
 library's own rate-limit headers on) or "quick-start" (as the library's documentation starts).
+The day profile's configurations change only the day: "careful-day" adds it as the library's
+documentation writes it ("60 per minute;1000 per day", the minute shortened, the day a real
+day), "careful-no-day" leaves it out; "sliding-day" and "sliding-no-day" are the same on the
+library's moving window (a sliding log: Reset is the oldest request's time plus the window).
 """
 
 from __future__ import annotations
@@ -28,7 +32,14 @@ PETS = {
 }
 ORDERS = [{"id": 1, "petId": 1, "quantity": 1, "status": "placed", "complete": False}]
 MAX_BODY = 64 * 1024
-CONFIGURATIONS = ("careful", "quick-start")
+CONFIGURATIONS = (
+    "careful",
+    "careful-day",
+    "careful-no-day",
+    "sliding-day",
+    "sliding-no-day",
+    "quick-start",
+)
 
 
 @dataclass(frozen=True)
@@ -42,12 +53,26 @@ class Options:
 
     def limits(self, key: str | None) -> str:
         """The key's plan as a limits string on this minute; a caller without a valid key is
-        held to the free plan, per address."""
+        held to the free plan, per address. "careful" scales its day to the minute (1,440 of
+        them); the day profile's configurations keep a real day, or have none."""
         per_minute, per_day = self.keys.get(key or "", PLANS["free"])
-        return (
-            f"{per_minute} per {self.minute_seconds} seconds;"
-            f"{per_day} per {self.minute_seconds * MINUTES_A_DAY} seconds"
-        )
+        minute = f"{per_minute} per {self.minute_seconds} seconds"
+        if self.configuration.endswith("-no-day"):
+            return minute
+        if self.configuration.endswith("-day"):
+            return f"{minute};{per_day} per day"
+        return f"{minute};{per_day} per {self.minute_seconds * MINUTES_A_DAY} seconds"
+
+    @property
+    def careful(self) -> bool:
+        """Limits per key and plan with the library's headers: every configuration but the
+        quick-start."""
+        return self.configuration != "quick-start"
+
+    @property
+    def strategy(self) -> str:
+        """The library's strategy (Flask-Limiter's and slowapi's names, from `limits`)."""
+        return "moving-window" if self.configuration.startswith("sliding") else "fixed-window"
 
     def quick_start_limits(self) -> list[str]:
         """Flask-Limiter's quick-start figures ("200 per day", "50 per hour") on this hour: a

@@ -1,13 +1,16 @@
 """The Pet Store on FastAPI with slowapi, as a vendor writes it: run as
 `python -m tests.shared.stacks.slowapi_app --key KEY:PLAN ... --minute-seconds N
---configuration careful|quick-start`; it prints `slowapi listening on URL` once it serves.
+--configuration CONFIGURATION`; it prints `slowapi listening on URL` once it serves.
 
 "careful": limits per key and plan (callers without a valid key per address, at the free plan's)
 on every route, the library's own headers on: X-RateLimit-Limit, -Remaining, -Reset
 (a Unix time with a fraction of a second) and a Retry-After on every response, 200 and 201
 included; a 429 with an Error body. "quick-start": the documentation's first example, keyed by
 `get_remote_address`, default limits through `SlowAPIMiddleware`, its default handler's 429
-and no rate-limit headers.
+and no rate-limit headers. The day profile's configurations (petstore.py) are careful ones with
+a real day or none: slowapi checks the limits in their order, stops at the first that refuses
+and heads the shortest one unless one refused, so the headers report the minute until the
+day's 429, which reports the day.
 """
 
 from __future__ import annotations
@@ -44,8 +47,13 @@ def build_app(options: Options) -> FastAPI:
     def plan_limits(key: str) -> str:
         return options.limits(key.removeprefix("key:") if key.startswith("key:") else None)
 
-    if options.configuration == "careful":
-        limiter = Limiter(key_func=identity, headers_enabled=True, storage_uri="memory://")
+    if options.careful:
+        limiter = Limiter(
+            key_func=identity,
+            headers_enabled=True,
+            storage_uri="memory://",
+            strategy=options.strategy,
+        )
         # A limit shared by every route, and decorated rather than a default: slowapi gives
         # each route a default limit of its own, and calls a plan's limit (a function of the
         # key) only for a decorated route.

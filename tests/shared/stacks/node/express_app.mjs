@@ -2,7 +2,12 @@
 //   quick-start: the library's README as it stands (keyed by client address, 100 a window,
 //     `standardHeaders: 'draft-8', legacyHeaders: false`), its window one (shortened) minute;
 //   careful: keyed by API key, each plan's per-minute limit, the legacy X-RateLimit-* headers
-//     (Reset a Unix time in seconds) on every response, 401s and 404s included, an Error on 429.
+//     (Reset a Unix time in seconds) on every response, 401s and 404s included, an Error on 429;
+//   careful-day: careful with a second limiter in front of it for the plan's day (a real day,
+//     whatever the minute): two limiters in a row, as the library composes limits. Each one
+//     sets the headers it counts, the later one over the earlier: the minute's while the day
+//     serves, the day's (Limit 1000, Remaining 0, Reset and Retry-After at the day's end) on the
+//     day's 429, which the minute limiter never sees. The day counts what the minute refuses.
 
 import express from "express";
 import { ipKeyGenerator, rateLimit } from "express-rate-limit";
@@ -34,12 +39,15 @@ function quickStartLimiter() {
   });
 }
 
-function carefulLimiter() {
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+// One of the plan's limits: 0 the minute's, 1 the day's.
+function carefulLimiter(windowMs, figure) {
   const plan = (request) => store.planOf(request.headers.authorization);
   return rateLimit({
-    windowMs: settings.minuteMs,
+    windowMs,
     // An unknown caller is counted by address, on the free plan's figure.
-    limit: (request) => PLANS[plan(request) ?? "free"][0],
+    limit: (request) => PLANS[plan(request) ?? "free"][figure],
     keyGenerator: (request) =>
       plan(request) ? `key:${bearerToken(request.headers.authorization)}` : ipKeyGenerator(request.ip),
     legacyHeaders: true,
@@ -50,7 +58,9 @@ function carefulLimiter() {
 }
 
 // First, so that every response (401, 404, a body that is not JSON) passes through it.
-app.use(settings.config === "careful" ? carefulLimiter() : quickStartLimiter());
+if (settings.config === "quick-start") app.use(quickStartLimiter());
+if (settings.config === "careful-day") app.use(carefulLimiter(DAY_MS, 1));
+if (settings.config !== "quick-start") app.use(carefulLimiter(settings.minuteMs, 0));
 app.use(express.json());
 
 const api = express.Router();

@@ -14,6 +14,7 @@ import { announce, bearerToken, frameworkError, notFound, options, PLANS, Store 
 const settings = options();
 const store = new Store(settings.keys);
 const app = Fastify();
+if (settings.config === "careful-day") throw new Error("careful-day is the Express app's");
 const careful = settings.config === "careful";
 
 function send(reply, answer) {

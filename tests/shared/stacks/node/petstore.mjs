@@ -17,6 +17,9 @@ const DEPRECATION_HEADERS = {
 const PETS = { 1: { id: 1, name: "Rex" }, 2: { id: 2, name: "Tom" } };
 const ORDERS = [{ id: 1, petId: 2, quantity: 1, status: "placed" }];
 
+// careful-day: careful with the plan's day limit as well (Express only); the day stays a real day.
+const CONFIGS = ["careful", "careful-day", "quick-start"];
+
 // `--port 0 --minute-seconds 10 --config careful --key KEY:PLAN ...`; the minute is shortened
 // for tests (a library's window is given in milliseconds, so any minute will do).
 export function options(argv = process.argv.slice(2)) {
@@ -35,8 +38,8 @@ export function options(argv = process.argv.slice(2)) {
     if (!PLANS[plan]) throw new Error(`unknown plan in --key: ${plan}`);
     keys.set(key, plan);
   }
-  if (!["careful", "quick-start"].includes(values.config)) {
-    throw new Error(`--config is careful or quick-start, not ${values.config}`);
+  if (!CONFIGS.includes(values.config)) {
+    throw new Error(`--config is one of ${CONFIGS.join(", ")}, not ${values.config}`);
   }
   return {
     port: Number(values.port),
