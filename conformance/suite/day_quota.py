@@ -30,7 +30,7 @@ from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient, Exchange
 from conformance.judging.checks import cannot_check, expect
 from conformance.judging.day import Day, judge_day
-from conformance.judging.day_refusal import days_evidence, served_before
+from conformance.judging.day_refusal import days_evidence, said_by_its_headers, served_before
 from conformance.judging.ratelimit import JITTER, MINUTE, ServerClock, Snapshot, snapshot
 from conformance.judging.response_checks import retry_after_seconds
 from conformance.judging.spent_window import SpentWindow, judge_window
@@ -78,25 +78,33 @@ def spend_next_window(client: ConformanceClient, day: Day, announce: Announce) -
     if judge_window(window, day.per_minute, day.per_day, clock):
         day.stopped = f"{window.name} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
     note_partial_comeback(day, window)
-    announce(progress(day, served_of(day, client.exchanges)))
     take_refusal(day, window, clock)
+    announce(progress(day, served_of(day, client.exchanges)))
 
 
 def take_refusal(day: Day, window: SpentWindow, clock: ServerClock) -> None:
-    """The window's refusal is the day's on evidence: the day's figure served, its own headers,
-    or a refusal at a window's opening that persisted across a whole fresh minute."""
+    """The window's refusal is the day's on evidence: its own headers say so, or it persists
+    across a whole fresh minute. The day's figure served is evidence too, but one a minute's
+    refusal can meet by chance (a day of 100,000 is a thousand minutes of 1,000 to the
+    request), so it is confirmed the same way: once more after a whole fresh minute."""
     refusal = window.refused
     if refusal is None:
         return
-    if window.days:
-        day.refusal, day.evidence = refusal, window.days
-    elif window.opening.served:
-        day.unexplained = None  # served again: the refusal before was the minute's
-    elif day.unexplained is None:
-        day.unexplained = refusal  # refused at its opening: try once more after a whole minute
-    elif clock.handled_from(refusal) - day.unexplained.received >= MINUTE:
-        day.refusal = day.unexplained
+    said = said_by_its_headers(refusal, day.per_minute, day.per_day, clock)
+    pending = day.unexplained
+    if said:
+        day.refusal, day.evidence = refusal, said
+    elif pending is not None and not window.opening.served and persisted(pending, refusal, clock):
+        day.refusal = pending
         day.evidence = "its key was refused again after a whole fresh minute"
+    elif window.days or not window.opening.served:
+        day.unexplained = refusal if window.opening.served or pending is None else pending
+    else:
+        day.unexplained = None  # served again, then refused mid-window: the minute's
+
+
+def persisted(first: Snapshot, again: Snapshot, clock: ServerClock) -> bool:
+    return clock.handled_from(again) - first.received >= MINUTE
 
 
 def note_partial_comeback(day: Day, window: SpentWindow) -> None:
@@ -206,8 +214,10 @@ def progress(day: Day, served: int) -> str:
         f"{day.label} key, window {len(day.windows)} of its day: {window.served} served"
         f"{ending}; {served:,} served in the run, {left:,} of the day's {day.per_day:,} left"
     )
-    if window.days:
-        return f"{line}; refused for the day ({window.days})"
+    if day.refusal is not None:
+        return f"{line}; refused for the day ({day.evidence})"
+    if day.unexplained is not None:
+        return f"{line}; whether that refusal is the day's is asked again a whole minute on"
     if day.sliding and left:
         given = max(1, round(sum(w.served for w in day.windows) / len(day.windows)))
         line += (

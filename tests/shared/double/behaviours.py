@@ -264,8 +264,9 @@ FAULTS: dict[str, Fault] = {
     "headerless-no-day": Fault(
         "LIM-HEADERS-PRESENT",
         "A quick-start's limiter (Flask-Limiter's, Rack::Attack's): a minute limit only, no day, "
-        "no rate-limit headers and no Retry-After; its day profile must not pass the day.",
-        options=("--profile", "day"),
+        "no rate-limit headers and no Retry-After; its day profile must not pass the day "
+        "(tests/checker/test_day_stacks.py: without a Reset or Retry-After each window waits "
+        "the plan's whole minute, so the registry runs it on the full profile).",
     ),
     "shared-counter": Fault(
         "LIM-PER-KEY", "One counter for all callers: exhausting one key limits every key."
