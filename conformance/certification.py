@@ -16,12 +16,12 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from conformance import spec
+from conformance import signing_keys, spec
 from conformance.evidence import baseline, compare
 from conformance.evidence.conclusion import Conclusion
 from conformance.judging import checks
 from conformance.judging.verdict import Verdict
-from conformance.reports import attestation, badge, har, keys, package
+from conformance.reports import attestation, badge, har, package
 
 if TYPE_CHECKING:
     from conformance.run import Run
@@ -84,7 +84,7 @@ def write_attestation(run: Run, conclusion: Conclusion) -> None:
         conclusion.attestation = attestation.write(
             settings.report_dir, settings.sign_key, baseline_used(run)
         )
-        conclusion.signed_by = keys.describe(settings.sign_key.public_key)
+        conclusion.signed_by = signing_keys.describe(settings.sign_key.public_key)
     except (OSError, attestation.Unreadable) as error:
         why = getattr(error, "strerror", None) or error
         conclusion.attestation_error = f"cannot sign the reports: {why}"
