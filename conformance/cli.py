@@ -166,7 +166,7 @@ def check(arguments: argparse.Namespace) -> int:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return NO_VERDICT
     except KeyboardInterrupt:  # SIGTERM or SIGINT before any test: nothing seen to report
-        by = interruption.received() or "SIGINT"
+        by = interruption.signal_received() or "SIGINT"
         print(f"petstore-conformance: no verdict: interrupted ({by}) before the run began")
         return NO_VERDICT
     for warning in run.warnings:

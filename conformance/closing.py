@@ -1,5 +1,6 @@
-"""What a run concludes beyond its verdict, for nightly CI and vendor self-certification, and the
-evidence it leaves: the plugin's hooks call these five functions and nothing more.
+"""A run's close: what it concludes beyond its verdict (for nightly CI and vendor
+self-certification), and the evidence it leaves: the plugin's hooks call these five functions
+and nothing more.
 
 - `conclude`: the baseline's judgement (`--expected-failures`), the comparison with the previous
   run (`--previous`), and the exit status they decide;
@@ -34,7 +35,7 @@ def run_day(run: Run) -> datetime.date:
 
 def conclude(run: Run, verdict: Verdict) -> Conclusion:
     settings = run.settings
-    judgement = baseline.judge(verdict, settings.expected_failures, run_day(run))
+    judgement = baseline.apply(verdict, settings.expected_failures, run_day(run))
     comparison = None
     if settings.previous is not None:
         comparison = compare.compare(settings.previous, this_run(run, verdict))
