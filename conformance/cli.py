@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -21,32 +23,54 @@ from conformance.run import NoVerdict, open_run
 from conformance.settings import SettingsError, describe_day_plan, resolve
 
 NO_VERDICT = 2
-# `petstore-conformance compare BEFORE AFTER`, `petstore-conformance verify DIR_OR_ZIP`,
-# `petstore-conformance client --command CMD`, `petstore-conformance intoto DIR`: words no run
-# option or pytest argument starts with, so the run's own forms are unchanged.
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """A command beside the run: its entry point, a line for the run's --help, and its own
+    --help where its arguments are too few for a parser of their own."""
+
+    main: Callable[[list[str]], int]
+    summary: str
+    help: str = ""
+
+
+# `petstore-conformance WORD ...`: words no run option or pytest argument starts with, so the
+# run's own forms are unchanged. A new command is one entry here.
 SUBCOMMANDS = {
-    "compare": compare.main,
-    "verify": verify.main,
-    "client": client_command.main,
-    "intoto": attestation.main,
+    "client": Subcommand(
+        client_command.main,
+        "`petstore-conformance client --command CMD` (certify a client; see client --help)",
+    ),
+    "verify": Subcommand(
+        verify.main,
+        "`petstore-conformance verify FILE.zip|DIR [--key PUBLIC.pem]` (check a package or a "
+        "signed report folder)",
+        f"usage: {verify.USAGE}\n\n"
+        "Check a package (--package) or a report folder: every file against its hash, the "
+        "verdict against the outcomes; with --key, the signed in-toto attestation against the "
+        "signer's public key (PEM). Exit 0 intact, 1 altered or not signed by that key, 2 "
+        "unreadable.",
+    ),
+    "compare": Subcommand(
+        compare.main,
+        "`petstore-conformance compare BEFORE AFTER` (what changed between two runs)",
+        "usage: petstore-conformance compare BEFORE AFTER\n\n"
+        "What changed between two runs, each a conformance.json, its report folder or a "
+        "package: regressions, fixes, requirements newly tested or not. Exit 1 on a regression, "
+        "0 otherwise, 2 when a side cannot be read.",
+    ),
+    "intoto": Subcommand(
+        attestation.main,
+        "`petstore-conformance intoto DIR` (a report folder's in-toto Statement, unsigned, for "
+        "another signer)",
+        "usage: petstore-conformance intoto DIR\n\n"
+        "Print the in-toto Statement (test-result v0.1) of a report folder, unsigned, for a "
+        "signer of your own (cosign attest-blob, GitHub's artifact attestations).",
+    ),
 }
-
-
-# What `--help` says of the subcommands whose arguments are too few for a parser of their own.
-SUBCOMMAND_HELP = {
-    "compare": "usage: petstore-conformance compare BEFORE AFTER\n\n"
-    "What changed between two runs, each a conformance.json, its report folder or a package: "
-    "regressions, fixes, requirements newly tested or not. Exit 1 on a regression, 0 "
-    "otherwise, 2 when a side cannot be read.",
-    "verify": f"usage: {verify.USAGE}\n\n"
-    "Check a package (--package) or a report folder: every file against its hash, the "
-    "verdict against the outcomes; with --key, the signed in-toto attestation against the "
-    "signer's public key (PEM). Exit 0 intact, 1 altered or not signed by that key, 2 "
-    "unreadable.",
-    "intoto": "usage: petstore-conformance intoto DIR\n\n"
-    "Print the in-toto Statement (test-result v0.1) of a report folder, unsigned, for a "
-    "signer of your own (cosign attest-blob, GitHub's artifact attestations).",
-}
+MAX_SHOWN_WORD = 40
+"""Characters of an unknown command shown back: enough to see the typo, not a pasted page."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -62,11 +86,7 @@ def build_parser() -> OneLineParser:
         description="Check a Pet Store API v1 implementation against interface 1.0.0. Without "
         "--base-url it starts the bundled reference and certifies that. Options after `--` go "
         "to pytest. Every option also reads its environment variable.",
-        epilog="Also: `petstore-conformance compare BEFORE AFTER` (what changed between two "
-        "runs), `petstore-conformance verify FILE.zip|DIR [--key PUBLIC.pem]` (check a package or "
-        "a signed report folder), `petstore-conformance client --command CMD` (certify a "
-        "client; see client --help) and `petstore-conformance intoto DIR` (a report folder's "
-        "in-toto Statement, unsigned, for another signer).",
+        epilog="Also: " + "; ".join(command.summary for command in SUBCOMMANDS.values()) + ".",
     )
     for option in OPTIONS:
         if option.switch:
@@ -107,17 +127,32 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in SUBCOMMAND_HELP and {"-h", "--help"} & set(argv[1:]):
-        print(SUBCOMMAND_HELP[argv[0]])
-        return 0
-    if argv and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]](argv[1:])
+    if argv and not argv[0].startswith("-"):
+        return subcommand(argv[0], argv[1:])
     arguments = build_parser().parse_args(argv)
     restore_signals = interruption.install()
     try:
         return check(arguments)
     finally:
         restore_signals()  # main() may be called in a process that goes on (tests)
+
+
+def subcommand(word: str, argv: list[str]) -> int:
+    """Run the command `word` names; a word that names none is a usage error, not a path for
+    pytest (which would answer with its own help)."""
+    command = SUBCOMMANDS.get(word)
+    if command is None:
+        shown = repr(word[:MAX_SHOWN_WORD] + ("..." if len(word) > MAX_SHOWN_WORD else ""))
+        print(
+            f"petstore-conformance: unknown command {shown} "
+            f"(commands: {', '.join(SUBCOMMANDS)}; or run options)",
+            file=sys.stderr,
+        )
+        return NO_VERDICT
+    if command.help and {"-h", "--help"} & set(argv):
+        print(command.help)
+        return 0
+    return command.main(argv)
 
 
 def check(arguments: argparse.Namespace) -> int:
@@ -131,7 +166,7 @@ def check(arguments: argparse.Namespace) -> int:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return NO_VERDICT
     except KeyboardInterrupt:  # SIGTERM or SIGINT before any test: nothing seen to report
-        by = interruption.received() or "SIGINT"
+        by = interruption.signal_received() or "SIGINT"
         print(f"petstore-conformance: no verdict: interrupted ({by}) before the run began")
         return NO_VERDICT
     for warning in run.warnings:

@@ -41,7 +41,7 @@ def _interrupt(number: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def received() -> str | None:
+def signal_received() -> str | None:
     """The signal that interrupted the run (SIGTERM, SIGINT), or None."""
     return _received.get("name")
 
@@ -64,5 +64,5 @@ def as_in_a_child() -> None:
 
 def reason(started_at: float) -> str:
     """The run's no-verdict reason, `started_at` being its wall-clock start."""
-    by = received() or "SIGINT"  # a KeyboardInterrupt without our handler: Ctrl-C
+    by = signal_received() or "SIGINT"  # a KeyboardInterrupt without our handler: Ctrl-C
     return f"interrupted after {time.time() - started_at:.0f} s ({by})"

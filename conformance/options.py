@@ -1,9 +1,10 @@
 """Every option of a checker run, declared once: its name, kind, default and help.
 
 The command line (`cli.py`), the pytest plugin's options (`plugin.py`), reading each option's
-environment variable and parsing it (`settings.resolve`), and the options table of the docs
-(`docs/hooks.py`) are all made from `OPTIONS`; `tests/checker/test_options.py` checks that they
-agree. Adding an option is one entry here, its field in `Settings`, and what it does.
+environment variable and parsing it (`settings.resolve`), the fields of `Settings`
+(`settings.py`) and the options table of the docs (`docs/hooks.py`) are all made from `OPTIONS`;
+`tests/checker/test_options.py` checks that they agree. Adding an option is one entry here and
+the code that uses it.
 
 Every option reads an environment variable (`PETSTORE_` and its name): CI systems hand secrets
 over as variables, not arguments.
@@ -11,13 +12,15 @@ over as variables, not arguments.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance import signing_keys
 from conformance.evidence import baseline, compare
-from conformance.reports import keys
+from conformance.httpclient.client import DEFAULT_USER_AGENT
 
 # Requests per minute and per day of each published plan (interface document, Limits).
 PLANS: dict[str, tuple[int, int]] = {
@@ -50,12 +53,14 @@ class Option:
     name: str  # the Settings field
     kind: str
     help: str
-    default: str = ""  # in words, for --help and the docs; empty where the help says it
+    default: Any = None  # the value when it is given nowhere (a switch: False)
+    absent: str = ""  # where there is no default value: what not giving it means, in words
     metavar: str = ""
     choices: tuple[str, ...] = ()
     read: Callable[[Path], Any] = Path
     group: str = "run"  # the docs' table it belongs to (GROUPS)
     pytest_flag: str = ""  # where the option's own flag means something else to pytest
+    secret: bool = False  # a key: never in a repr
 
     @property
     def flag(self) -> str:
@@ -69,10 +74,25 @@ class Option:
     def switch(self) -> bool:
         return self.kind == "switch"
 
+    @property
+    def default_words(self) -> str:
+        """The default for --help and the docs; empty where the help says it."""
+        given = self.default not in (None, False)
+        return self.absent or (str(self.default) if given else "")
+
     def describe(self) -> str:
         """The help line, with the default and the environment variable."""
-        default = f" (default: {self.default})" if self.default else ""
+        default = f" (default: {self.default_words})" if self.default_words else ""
         return f"{self.help}{default} [env {self.environment}]"
+
+    def settings_field(self) -> tuple[str, type, dataclasses.Field]:
+        """The field of `Settings` that holds the option's value. What a file is read into (a
+        baseline, a statement, a signer) is neither shown nor compared; a key is not shown."""
+        loaded = self.read is not Path
+        default = False if self.switch else self.default
+        shown = not (self.secret or loaded)
+        field = dataclasses.field(default=default, repr=shown, compare=not loaded)
+        return self.name, Any if loaded else KINDS[self.kind], field
 
     def parse(self, value: str | bool | None) -> Any:
         """The value as the run uses it; None where absent."""
@@ -99,6 +119,9 @@ class Option:
         return number
 
 
+KINDS = {"text": str, "choice": str, "count": int, "number": int, "switch": bool, "file": Path}
+"""The type of each kind's value."""
+
 GROUPS = {
     "target": "The target and its keys",
     "run": "What the run does",
@@ -112,7 +135,7 @@ OPTIONS: tuple[Option, ...] = (
         "base_url",
         "text",
         "base address of the target, ending in /v1",
-        default="start the bundled reference on a free loopback port and certify it",
+        absent="start the bundled reference on a free loopback port and certify it",
         metavar="URL",
         group="target",
     ),
@@ -122,15 +145,17 @@ OPTIONS: tuple[Option, ...] = (
         "the API key every test uses, sent as `Authorization: Bearer KEY`; 8 characters at least",
         metavar="KEY",
         group="target",
+        secret=True,
     ),
     Option(
         "spare_api_key",
         "text",
         "a second key of the same plan: the one exhausted to prove 429, Retry-After and the "
         "reset, and to show that limits are per key",
-        default="the main key is exhausted, last",
+        absent="the main key is exhausted, last",
         metavar="KEY",
         group="target",
+        secret=True,
     ),
     Option(
         "plan",
@@ -159,7 +184,7 @@ OPTIONS: tuple[Option, ...] = (
         "text",
         "the User-Agent every request sends (printable ASCII, 256 characters at most), stated "
         "in every report",
-        default="petstore-conformance/VERSION",
+        default=DEFAULT_USER_AGENT,
         metavar="TEXT",
         group="target",
     ),
@@ -177,21 +202,21 @@ OPTIONS: tuple[Option, ...] = (
         "max_requests",
         "count",
         "the request budget of the run",
-        default="what the profile needs on the plan",
+        absent="what the profile needs on the plan",
         metavar="N",
     ),
     Option(
         "deadline",
         "count",
         "seconds the whole run may take; past them it sends nothing more",
-        default="what the profile needs",
+        absent="what the profile needs",
         metavar="SECONDS",
     ),
     Option(
         "seed",
         "number",
         "seed of the generated tests: the same seed sends the same requests",
-        default="0",
+        default=0,
         metavar="N",
     ),
     Option(
@@ -208,7 +233,7 @@ OPTIONS: tuple[Option, ...] = (
         "report_dir",
         "file",
         "the folder the reports are written to, and nothing outside it",
-        default="reports",
+        default=Path("reports"),
         metavar="DIR",
         group="reports",
     ),
@@ -250,7 +275,7 @@ OPTIONS: tuple[Option, ...] = (
         "PEM private key (Ed25519 or ECDSA P-256, unencrypted): sign the reports as an in-toto "
         "attestation, conformance.intoto.jsonl in the report folder",
         metavar="FILE",
-        read=keys.load_signer,
+        read=signing_keys.load_signer,
         group="reports",
     ),
     # --- HTTPS
@@ -258,7 +283,7 @@ OPTIONS: tuple[Option, ...] = (
         "ca_bundle",
         "file",
         "PEM file of the CAs to trust for the target's certificate (a company's own CA)",
-        default="certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR when set",
+        absent="certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR when set",
         metavar="FILE",
         group="https",
     ),
@@ -298,7 +323,8 @@ def markdown_table(group: str) -> str:
         if option.group != group:
             continue
         given = "" if option.switch else " " + (option.metavar or "|".join(option.choices))
-        default = f"`{option.default}`" if option.default in option.choices else option.default
+        default = option.default_words
+        default = f"`{default}`" if default in option.choices else default
         rows.append(
             f"| `{option.flag}{given}` | `{option.environment}` | {default or '–'} "
             f"| {option.help} |"

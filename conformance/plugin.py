@@ -15,7 +15,7 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import certification, interruption
+from conformance import closing, interruption
 from conformance.httpclient import connection
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import TargetThrottled, TargetUnreachable
@@ -39,7 +39,7 @@ class State:
     broken_tests: list[str] = field(default_factory=list)
     verdict: Verdict | None = None
     progress: Progress = field(default_factory=lambda: Progress(None))
-    conclusion: certification.Conclusion | None = None
+    conclusion: closing.Conclusion | None = None
     restore_signals: Callable[[], None] = lambda: None
 
 
@@ -273,7 +273,7 @@ def pytest_sessionfinish(session: pytest.Session):
     if state.run is None:
         return (yield)
     run = state.run
-    if interruption.received():
+    if interruption.signal_received():
         # SIGTERM or SIGINT: nothing more is sent, from any thread; the reports say so. What
         # failed before it is proven all the same: the verdict follows it (decide).
         state.stopped = interruption.reason(run.started_at)
@@ -281,7 +281,7 @@ def pytest_sessionfinish(session: pytest.Session):
     reason = state.stopped
     if state.broken_tests:
         reason = f"tests could not complete: {', '.join(state.broken_tests)}"
-    for result in fronts.judge(run.client.exchanges, state.ledger.results):
+    for result in fronts.refusal_failures(run.client.exchanges, state.ledger.results):
         state.ledger.add(result)
     state.verdict = decide(
         state.ledger.results,
@@ -295,20 +295,20 @@ def pytest_sessionfinish(session: pytest.Session):
         skipped_cases=state.ledger.skipped_cases,
     )
     hints.attach(state.verdict, run.client.exchanges)
-    state.conclusion = certification.conclude(run, state.verdict)
+    state.conclusion = closing.conclude(run, state.verdict)
     statement.write(
         run.settings.report_dir / "conformance.json",
         run,
         state.verdict,
         state.conclusion.statement_fields(),
     )
-    certification.write_evidence(run, state.verdict)
+    closing.write_evidence(run, state.verdict)
     session.exitstatus = state.conclusion.exit_status
     yield  # pytest-html and junitxml write their reports here
     if session.config.option.xmlpath:
         junit.agree(Path(session.config.option.xmlpath), state.verdict, state.conclusion)
-    certification.write_attestation(run, state.conclusion)
-    certification.write_package(run, state.conclusion)
+    closing.write_attestation(run, state.conclusion)
+    closing.write_package(run, state.conclusion)
     session.exitstatus = state.conclusion.exit_status  # 2 if the package could not be written
 
 
@@ -394,6 +394,6 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     terminalreporter.write_line(f"bounds: {run.describe_bounds()}")
     if run.har_note:
         terminalreporter.write_line(f"exchanges.har: {run.har_note}")
-    for line in certification.console_lines(conclusion):
+    for line in closing.console_lines(conclusion):
         terminalreporter.write_line(line)
     terminalreporter.write_line(f"statement: {run.settings.report_dir / 'conformance.json'}")

@@ -187,7 +187,7 @@ def make_client(settings: Settings, proxy: str | None = None) -> ConformanceClie
     def check(exchange: Exchange) -> None:
         with checks.on_every_response():
             response_checks.check_every_response(exchange, settings)
-            served.judge(exchange, settings)
+            served.check_success(exchange, settings)
 
     return ConformanceClient(
         settings.base_url,

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-from conformance import __version__
 from conformance.burst.spender import SPENDING_CEILING
-from conformance.evidence.baseline import Baseline
 from conformance.httpclient.connection import TlsOptions
 from conformance.options import BY_NAME, OPTIONS, PLAN_NAMES, PLANS, PROFILES, SettingsError
 
@@ -21,9 +17,6 @@ from conformance.options import BY_NAME, OPTIONS, PLAN_NAMES, PLANS, PROFILES, S
 TAG_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 TAG_LENGTH = 5
 
-DEFAULT_USER_AGENT = f"petstore-conformance/{__version__}"
-"""A target may answer this name better than others (it cannot be hidden from a black box):
-the statement, the report and the manifest say which name a run used; --user-agent sets another."""
 # A header value: visible ASCII and spaces, nothing a target could read as a second header.
 USER_AGENT = re.compile(r"[\x20-\x7e]{1,256}")
 
@@ -96,36 +89,8 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + "-" + tag
 
 
-@dataclass(frozen=True)
-class Settings:
-    base_url: str
-    api_key: str = field(repr=False)
-    spare_api_key: str | None = field(default=None, repr=False)
-    plan: str = "free"
-    requests_per_minute: int | None = None
-    requests_per_day: int | None = None
-    profile: str = "full"
-    max_requests: int | None = None
-    deadline: int | None = None  # seconds the whole run may take
-    seed: int = 0
-    report_dir: Path = Path("reports")
-    strict: bool = False
-    allow_key_in_url: bool = False  # the user's opt-in to a real key in a query string
-    run_id: str = field(default_factory=new_run_id)
-    # Nightly CI and certification: a loaded baseline and previous statement, two output paths.
-    expected_failures: Baseline | None = field(default=None, compare=False)
-    write_expected_failures: Path | None = None
-    previous: dict | None = field(default=None, repr=False, compare=False)
-    package: Path | None = None
-    # TLS: paths only (the files are read by the SSL context, never into a report).
-    ca_bundle: Path | None = None
-    client_cert: Path | None = None
-    client_key: Path | None = None
-    insecure: bool = False  # the user's opt-out of certificate verification
-    user_agent: str = DEFAULT_USER_AGENT
-    # The signer of --sign-key (securesystemslib's CryptoSigner): it holds the private key, so
-    # it is never shown, compared or written anywhere.
-    sign_key: Any = field(default=None, repr=False, compare=False)
+class RunSettings:
+    """What `Settings` can tell beside its fields: the plan's figures, the budget, the deadline."""
 
     def __post_init__(self) -> None:
         if not USER_AGENT.fullmatch(self.user_agent) or not self.user_agent.strip():
@@ -142,6 +107,8 @@ class Settings:
             value = getattr(self, option.name)
             if option.kind == "count" and value is not None and value < 1:
                 raise SettingsError(f"{option.flag} must be a positive whole number")
+        if not self.base_url:
+            raise SettingsError("no base URL: pass --base-url or set PETSTORE_BASE_URL")
         if not self.api_key:
             raise SettingsError("no API key: pass --api-key or set PETSTORE_API_KEY")
         check_keys(self.api_key, self.spare_api_key, self.base_url)
@@ -193,6 +160,19 @@ class Settings:
             return SMOKE_BUDGET
         full = SCENARIO_BUDGET + exhaustion_reserve(self.plan_limits[0])
         return full + (day_reserve(*self.plan_limits) if self.profile == "day" else 0)
+
+
+Settings = dataclasses.make_dataclass(
+    "Settings",
+    [
+        *(option.settings_field() for option in OPTIONS),
+        ("run_id", str, dataclasses.field(default_factory=new_run_id)),
+    ],
+    bases=(RunSettings,),
+    frozen=True,
+)
+"""A run's settings: a field for each option of OPTIONS (its default when not given), and the
+run's id."""
 
 
 def check_keys(main: str, spare: str | None, base_url: str) -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from multiprocessing.synchronize import Event
 
 from conformance import interruption
-from conformance.burst.transport import Answer, BurstRequest, Connection, SendFailed, received
+from conformance.burst.transport import Answer, BurstRequest, Connection, SendFailed, record_answer
 from conformance.httpclient.client import ConformanceClient
 from conformance.httpclient.recording import Exchange
 
@@ -101,7 +101,7 @@ def send_from_processes(
     exchanges: list[Exchange] = []
     while batches:  # recorded once every process is done, not beside them; freed as it goes
         for answer in pickle.loads(batches.pop(0)):
-            exchanges.append(received(client, label, request, answer))
+            exchanges.append(record_answer(client, label, request, answer))
     failures = [end.failure for end in ended if end.failure]
     if failures:
         raise client.burst.unreachable(str(request.url), failures[0])

@@ -198,7 +198,7 @@ class Spender:
                 burst.waves.append(wave)
                 self.send(burst, wave)
             if (
-                self.judge(burst, figure)
+                self.served_beyond_quota(burst, figure)
                 or self.decided(burst)
                 or self.reach.beyond_reach(burst, figure)
             ):
@@ -328,7 +328,7 @@ class Spender:
                 f"second ({rate.cpu_per_request * 1e3:.2f} ms of the checker's CPU each)"
             )
 
-    def judge(self, burst: Burst, figure: int) -> bool:
+    def served_beyond_quota(self, burst: Burst, figure: int) -> bool:
         """True when a window served beyond its quota (the fault is evident: stop)."""
         clock = self.clock()
         holds = counting(burst.history, clock).problem is None

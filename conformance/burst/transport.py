@@ -19,7 +19,7 @@ its connection closed; a head past it, or endless interim responses, are no resp
 
 What the client promises holds the same way, because the client does it: each request counts
 against its budget before it goes, and each response is recorded redacted, learnt from and
-checked through the client (`client.burst.received`). Through a proxy, or with a transport
+checked through the client (`client.burst.record_answer`). Through a proxy, or with a transport
 given for tests, the burst sends through httpx instead (`send_request`).
 """
 
@@ -195,19 +195,19 @@ class BurstConnection:
             answer = await self._connection.send()
         except SendFailed as failed:
             raise self._client.burst.unreachable(str(self._request.url), str(failed)) from None
-        return received(self._client, self._label, self._request, answer)
+        return record_answer(self._client, self._label, self._request, answer)
 
     def close(self) -> None:
         self._connection.close()
 
 
-def received(
+def record_answer(
     client: ConformanceClient, label: str, request: BurstRequest, answer: Answer
 ) -> Exchange:
     status, headers, body, started_at, elapsed, cut, partial = answer
     text = body.decode("utf-8", errors="replace")
     times = (started_at, elapsed)
-    return client.burst.received(
+    return client.burst.record_answer(
         label, request.recorded, status, headers, text, times, cut, body_cut=partial
     )
 

@@ -122,7 +122,7 @@ class Judgement:
         }
 
 
-def judge(verdict: Verdict, baseline: Baseline | None, today: datetime.date) -> Judgement:
+def apply(verdict: Verdict, baseline: Baseline | None, today: datetime.date) -> Judgement:
     failed = verdict.failed_requirements
     passed = {o.requirement.id for o in verdict.outcomes if o.outcome == "passed"}
     entries = {entry.id: entry for entry in (baseline.entries if baseline else ())}

@@ -101,7 +101,7 @@ class BurstHooks:
         headers = [*self._templates.default_headers().items(), *prepared.headers.items()]
         return prepared.label, Sent("GET", str(prepared.url), headers, b"")
 
-    def received(
+    def record_answer(
         self,
         label: str,
         sent: Sent,

@@ -54,6 +54,9 @@ __all__ = [
     "TargetUnreachable",
 ]
 
+DEFAULT_USER_AGENT = f"petstore-conformance/{__version__}"
+"""A target may answer this name better than others (it cannot be hidden from a black box):
+the statement, the report and the manifest say which name a run used; --user-agent sets another."""
 MAX_ATTEMPTS = 4
 """Attempts per request when retrying 429s: enough to ride out a window, few enough to be polite."""
 
@@ -85,7 +88,7 @@ class ConformanceClient:
         ssl_context: ssl.SSLContext | None = None,
         proxy: str | None = None,
         curl_options: Sequence[str] = (),
-        user_agent: str = f"petstore-conformance/{__version__}",
+        user_agent: str = DEFAULT_USER_AGENT,
         response_seconds: float = RESPONSE_SECONDS,
         deadline: float | None = None,
     ):

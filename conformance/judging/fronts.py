@@ -21,7 +21,7 @@ CAUSE = "LIM-429-WHEN-EXCEEDED"
 BARE_429 = "LIM-HEADERS-PRESENT"
 
 
-def judge(exchanges: list[Exchange], results: list[CheckResult]) -> list[CheckResult]:
+def refusal_failures(exchanges: list[Exchange], results: list[CheckResult]) -> list[CheckResult]:
     """A failure on each refusal made in front of the service, recorded under the test whose
     request it refused: LIM-429-WHEN-EXCEEDED where it is not a 429, LIM-HEADERS-PRESENT where
     it is one without the rate-limit headers."""

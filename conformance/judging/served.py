@@ -6,7 +6,7 @@ the three requests of a detour) still got a listing: a 200 of GET /categories mu
 array of Categories within the body bound (CAT-LIST-200, CAT-SCHEMA), labelled JSON
 (CAT-JSON-MEDIA-TYPE, a SHOULD); the 201 of POST /categories, the created Category (CAT-SCHEMA).
 A success with another status than the documented one fails GEN-DOCUMENTED-STATUS. The run's
-client calls `judge` on every exchange, beside conformance.judging.response_checks.
+client calls `check_success` on every exchange, beside conformance.judging.response_checks.
 
 Judged here are only the answers that served the run's own key, presented as the document says
 (`Bearer`): a refusal (429, 503, a front's 403) is not a 200, a 4xx or 5xx has checks of its
@@ -45,7 +45,7 @@ class _LastBurstSuccess:
     exchange: Exchange | None = None
 
 
-def judge(exchange: Exchange, settings: RunFacts) -> None:
+def check_success(exchange: Exchange, settings: RunFacts) -> None:
     """Judge a success of GET or POST /categories on the run's key against the document."""
     if not 200 <= exchange.status < 300 or not authenticated_as_key(exchange, settings):
         return

@@ -28,8 +28,8 @@ from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import FormatError, VerificationError
 from securesystemslib.signer import Signer, SSlibKey
 
+from conformance import signing_keys as keys
 from conformance import strict_json
-from conformance.reports import keys
 from conformance.reports.package import REPORTS, STATEMENT, sha256
 
 ENVELOPE = "conformance.intoto.jsonl"

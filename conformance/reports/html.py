@@ -12,7 +12,7 @@ from conformance import __version__, spec
 from conformance.httpclient import connection
 from conformance.judging.checks import CheckResult
 from conformance.judging.verdict import RequirementOutcome, Verdict
-from conformance.reports import certification_html, timeline
+from conformance.reports import conclusion_html, timeline
 from conformance.reports.console import plain
 
 if TYPE_CHECKING:
@@ -160,8 +160,8 @@ def filters(verdict: Verdict) -> str:
 
 
 def matrix_table(verdict: Verdict, conclusion: Conclusion | None = None) -> str:
-    expected = certification_html.excused_ids(conclusion)
-    stale = certification_html.stale_ids(conclusion)
+    expected = conclusion_html.excused_ids(conclusion)
+    stale = conclusion_html.stale_ids(conclusion)
     rows = []
     for outcome in sorted(verdict.outcomes, key=lambda o: ROW_ORDER.get(o.outcome, 0)):
         requirement = outcome.requirement
@@ -234,10 +234,10 @@ def summary_html(run: Run, verdict: Verdict, conclusion: Conclusion | None = Non
         f"{STYLE}{SCRIPT}<div class='psc'>"
         f"<span class='psc-verdict {css_class(verdict.verdict)}'>"
         f"Verdict: {escape(verdict.verdict)}</span>"
-        f"{certification_html.exit_note(conclusion)}"
+        f"{conclusion_html.exit_note(conclusion)}"
         f"{facts_table(run, verdict)}"
-        f"{certification_html.baseline_section(conclusion)}"
-        f"{certification_html.comparison_section(conclusion)}"
+        f"{conclusion_html.baseline_section(conclusion)}"
+        f"{conclusion_html.comparison_section(conclusion)}"
         f"<h2>Requirements ({tally})</h2>{filters(verdict)}{matrix_table(verdict, conclusion)}"
         f"<h2>Rate limits over the run</h2>{timeline.timeline_html(run.client.exchanges)}"
         + (f"<p>exchanges.har: {escape(run.har_note)}</p>" if run.har_note else "")

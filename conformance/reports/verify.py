@@ -16,7 +16,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-from conformance.reports import attestation, keys, package
+from conformance import signing_keys as keys
+from conformance.reports import attestation, package
 from conformance.reports.package import ALTERED, INTACT, REPORTS, STATEMENT, UNREADABLE
 
 USAGE = "petstore-conformance verify DIR_OR_ZIP [--key PUBLIC.pem]"

@@ -24,8 +24,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from conformance import __version__, spec
-from conformance.reports import attestation, keys
+from conformance import __version__, signing_keys, spec
+from conformance.reports import attestation
 from conformance.reports import verify as verify_command
 from conformance.settings import SettingsError, resolve
 from tests.checker.test_command import Finished, checker, installed_script, run_command
@@ -342,7 +342,7 @@ def test_the_private_key_appears_in_no_output(signed, vendor):
 def test_an_ecdsa_p256_key_signs_and_verifies(signed, p256, tmp_path, verified):
     folder = shutil.copytree(signed.reports, tmp_path / "p256")
     (folder / attestation.ENVELOPE).unlink()
-    attestation.write(folder, keys.load_signer(p256.private))
+    attestation.write(folder, signing_keys.load_signer(p256.private))
     statement = independently_verified(folder / attestation.ENVELOPE, p256.key.public_key())
     digests = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
     assert digests["conformance.json"] == sha256_of(folder / "conformance.json")
@@ -361,8 +361,8 @@ def test_an_ecdsa_key_in_the_form_openssl_ecparam_writes_is_read(p256, tmp_path)
         )
     )
     assert b"BEGIN EC PRIVATE KEY" in sec1.read_bytes()
-    signer = keys.load_signer(sec1)
-    assert signer.public_key.keyid == keys.load_public_key(p256.public).keyid
+    signer = signing_keys.load_signer(sec1)
+    assert signer.public_key.keyid == signing_keys.load_public_key(p256.public).keyid
 
 
 # -- bad key files ------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ def results(failing: tuple[str, ...] = (), without: tuple[str, ...] = ()) -> lis
 
 def judged(verdict, *entries: ExpectedFailure) -> tuple[baseline.Judgement, int]:
     known = baseline.Baseline(Path("known.yaml"), entries) if entries else None
-    judgement = baseline.judge(verdict, known, TODAY)
+    judgement = baseline.apply(verdict, known, TODAY)
     return judgement, baseline.exit_status(verdict, judgement)
 
 

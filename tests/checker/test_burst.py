@@ -215,7 +215,7 @@ def test_three_short_minutes_of_quota_in_seconds_are_no_excess_where_headers_sho
     ]
     spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
     burst = Burst(history)
-    assert spender.judge(burst, 60) is False
+    assert spender.served_beyond_quota(burst, 60) is False
     assert burst.beyond is None
 
 

@@ -438,6 +438,16 @@ BAD_INPUTS: dict[str, tuple[BadInput, str]] = {
         "quick",
     ),
     "unknown-option": (lambda t: (["--frobnicate"], {}), "--frobnicate"),
+    # A word where a command goes: pytest took it for a test path and printed its own help.
+    "misspelt-command": (
+        lambda t: (["regster", "--base-url", t.reference], {}),
+        "unknown command 'regster' (commands: client, verify, compare, intoto",
+    ),
+    "misspelt-command-help": (lambda t: (["verfy", "--help"], {}), "unknown command 'verfy'"),
+    "control-characters-as-command": (
+        lambda t: (["a\x1b[2Jb\nc"], {}),
+        "unknown command 'a\\x1b[2Jb\\nc'",
+    ),
     "garbage-answers": (
         lambda t: (["--base-url", t.garbage, "--api-key", t.main], {}),
         "Pet Store API",

@@ -59,7 +59,7 @@ def judged(*exchanges: Exchange) -> dict[str, list[bool]]:
     every one marked as made on every response."""
     with checks.on_every_response():
         for one in exchanges:
-            served.judge(one, SETTINGS)
+            served.check_success(one, SETTINGS)
     results = checks.ledger().results
     assert all(result.every_response for result in results)
     outcome: dict[str, list[bool]] = {}
@@ -169,7 +169,7 @@ def test_the_same_failure_seen_on_every_response_and_by_its_test_is_one():
     one failure, the test's own (it fails the test as its own assertion would)."""
     listing = exchange(body="not json")
     with checks.on_every_response():
-        served.judge(listing, SETTINGS)
+        served.check_success(listing, SETTINGS)
     served.listed_categories(listing)  # the test's own reading, outside `on_every_response`
     failures = [r for r in checks.ledger().results if not r.passed]
     assert [(r.requirement_id, r.every_response) for r in failures] == [("CAT-LIST-200", False)]

@@ -12,6 +12,7 @@ import yaml
 from openapi_spec_validator import validate
 
 from conformance.spec import interface_path, interface_sha256, openapi, requirements_path
+from tests.checker.test_options import rendered
 
 REQUIREMENT_ID = re.compile(r"^[A-Z]+(-[A-Z0-9]+)+$")
 
@@ -143,3 +144,22 @@ def test_no_must_yields_to_a_should():
         if levels[other] == "SHOULD"
     ]
     assert hidden == []
+
+
+def test_the_site_lists_every_requirement_with_what_judges_it():
+    """The catalogue page is made from spec/requirements.yaml at build time: every entry is
+    there under its id, with its level, its quote, its basis or rationale, and its checks."""
+    entries = re.split(r"^### ", rendered("requirements.md"), flags=re.MULTILINE)[1:]
+    by_id = {entry.split("\n", 1)[0]: entry for entry in entries}
+    raw = _raw_requirements()
+    assert sorted(by_id) == sorted(entry["id"] for entry in raw)
+    for entry in raw:
+        shown = by_id[entry["id"]]
+        assert f"**{entry['level']}**, section " in shown, entry["id"]
+        if entry.get("quote"):
+            assert " ".join(entry["quote"].split()) in shown, entry["id"]
+        assert ("**Basis**" in shown) == bool(entry.get("basis")), entry["id"]
+        assert ("**Rationale**" in shown) == bool(entry.get("rationale")), entry["id"]
+        for test in entry.get("tests") or ():
+            assert f"`{test}`" in shown, (entry["id"], test)
+        assert ("**Not testable**" in shown) == bool(entry.get("not_testable")), entry["id"]

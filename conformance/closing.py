@@ -1,5 +1,6 @@
-"""What a run concludes beyond its verdict, for nightly CI and vendor self-certification, and the
-evidence it leaves: the plugin's hooks call these five functions and nothing more.
+"""A run's close: what it concludes beyond its verdict (for nightly CI and vendor
+self-certification), and the evidence it leaves: the plugin's hooks call these five functions
+and nothing more.
 
 - `conclude`: the baseline's judgement (`--expected-failures`), the comparison with the previous
   run (`--previous`), and the exit status they decide;
@@ -16,12 +17,12 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from conformance import spec
+from conformance import signing_keys, spec
 from conformance.evidence import baseline, compare
 from conformance.evidence.conclusion import Conclusion
 from conformance.judging import checks
 from conformance.judging.verdict import Verdict
-from conformance.reports import attestation, badge, har, keys, package
+from conformance.reports import attestation, badge, har, package
 
 if TYPE_CHECKING:
     from conformance.run import Run
@@ -34,7 +35,7 @@ def run_day(run: Run) -> datetime.date:
 
 def conclude(run: Run, verdict: Verdict) -> Conclusion:
     settings = run.settings
-    judgement = baseline.judge(verdict, settings.expected_failures, run_day(run))
+    judgement = baseline.apply(verdict, settings.expected_failures, run_day(run))
     comparison = None
     if settings.previous is not None:
         comparison = compare.compare(settings.previous, this_run(run, verdict))
@@ -84,7 +85,7 @@ def write_attestation(run: Run, conclusion: Conclusion) -> None:
         conclusion.attestation = attestation.write(
             settings.report_dir, settings.sign_key, baseline_used(run)
         )
-        conclusion.signed_by = keys.describe(settings.sign_key.public_key)
+        conclusion.signed_by = signing_keys.describe(settings.sign_key.public_key)
     except (OSError, attestation.Unreadable) as error:
         why = getattr(error, "strerror", None) or error
         conclusion.attestation_error = f"cannot sign the reports: {why}"
