@@ -24,11 +24,23 @@ REPORTS = {"report.html", "junit.xml", "conformance.json", "exchanges.har", "bad
 
 
 def artifacts(run: CheckerRun) -> dict[str, str]:
+    """Every output as text, and each JSON one as a reader sees it once decoded: its strings,
+    where a `\\u0070` written as `\\\\u0070` is one backslash again."""
     texts = {"console": run.output}
     for path in run.report_dir.rglob("*"):
         if path.is_file():
             texts[path.name] = path.read_text(encoding="utf-8", errors="replace")
+            if path.suffix in (".json", ".har"):
+                texts[f"{path.name}, decoded"] = "\n".join(strings(json.loads(texts[path.name])))
     return texts
+
+
+def strings(document: Any) -> list[str]:
+    if isinstance(document, dict):
+        return [*document, *(s for value in document.values() for s in strings(value))]
+    if isinstance(document, list):
+        return [s for value in document for s in strings(value)]
+    return [document] if isinstance(document, str) else []
 
 
 def base64_traces(secret: bytes) -> set[str]:
