@@ -45,6 +45,7 @@ class Contents:
 
     members: dict[str, Member] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    refused: set[str] = field(default_factory=set)  # names there but not read (said why)
     total: int = 0
 
     def data(self, name: str) -> bytes | None:
@@ -110,6 +111,7 @@ def read_package(path: Path, documents: dict[str, int]) -> Contents:
             refused = name_problem(info.filename) or zip_kind_problem(info)
             if refused or names.count(info.filename) > 1:
                 contents.problems += [refused] if refused else []
+                contents.refused.add(info.filename)
                 continue
             contents.members[info.filename] = read_member(archive, info, documents, contents)
     return contents

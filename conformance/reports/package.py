@@ -140,6 +140,8 @@ def file_problems(contents: Contents, manifest: dict) -> tuple[list[str], dict]:
     statement = {}
     for name, digest in listed.items():
         member = contents.members.get(name)
+        if member is None and name in contents.refused:
+            continue  # said: twice, or a name or kind refused
         if member is None:
             problems.append(f"{name} is listed but missing")
         elif member.damaged or member.sha256 != digest:
