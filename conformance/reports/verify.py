@@ -4,8 +4,12 @@ over. Exit 0 when it holds, 1 when it was altered or does not add up, 2 when it 
 Without `--key`, a package's hashes and consistency (conformance.reports.package): integrity,
 not identity. With `--key`, also the signature of `conformance.intoto.jsonl`
 (conformance.reports.attestation), in a package or in a report folder: the files are the ones
-the holder of the matching private key signed, unaltered. Neither says what the checker was
-pointed at, and the console says so.
+the holder of the matching private key signed, unaltered, and every file there is signed.
+Neither says what the checker was pointed at, and the console says so. Everything is read within
+the limits of conformance.reports.contents, and printed with control characters escaped.
+
+`verify_evidence(path, key_path)` is the check for other code (one package or folder, one
+public key): a `Verification` of exit status, lines, and the signed Statement when it verified.
 """
 
 from __future__ import annotations
