@@ -59,6 +59,13 @@ def text_values(values: dict) -> dict:
     }
 
 
+def where(document: dict) -> dict:
+    """The target as a descriptor's `uri` (a server's URL), or as its `content` where it is no
+    URI (a client run's command line)."""
+    target = str(document.get("target") or "")
+    return {"uri": target} if "://" in target else {"content": target.encode("utf-8")}
+
+
 def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescriptor]:
     """What the run was: the suite, the interface it checks against, the target and how."""
     run = {
@@ -80,7 +87,7 @@ def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescri
         }
     )
     connection = document.get("connection") or {}
-    target = str(document.get("target") or "about:blank")  # a statement always names one
+    target = where(document)
     descriptors = [
         # Every descriptor has a uri, a digest or a content (the ResourceDescriptor spec's
         # MUST): the suite as its package URL, the run as its target's URI.
@@ -97,7 +104,7 @@ def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescri
         ResourceDescriptor(name="openapi.yaml", digest={"sha256": document.get("spec_sha256")}),
         ResourceDescriptor(
             name="target",
-            uri=target,
+            **target,
             annotations=text_values(
                 {
                     "bundledReference": document.get("bundled_reference"),
@@ -105,7 +112,7 @@ def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescri
                 }
             ),
         ),
-        ResourceDescriptor(name="run", uri=target, annotations=text_values(run)),
+        ResourceDescriptor(name="run", **target, annotations=text_values(run)),
     ]
     if baseline is not None:  # the expected failures the exit status was judged with
         descriptors.append(

@@ -15,6 +15,7 @@ public key): a `Verification` of exit status, lines, and the signed Statement wh
 from __future__ import annotations
 
 import argparse
+import base64
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -117,12 +118,22 @@ def folder_problems(found: contents.Contents) -> list[str]:
         return [f"{STATEMENT} has fields of the wrong type"]
 
 
+def target_of(descriptor: dict) -> str | None:
+    """A server's URL, or a client's command line (the descriptor's base64 `content`)."""
+    if isinstance(descriptor.get("uri"), str):
+        return descriptor["uri"]
+    try:
+        return base64.b64decode(descriptor.get("content") or "").decode("utf-8")
+    except (ValueError, TypeError):
+        return None
+
+
 def signature_lines(path: Path, key_path: Path, key, statement: dict) -> list[str]:
     """What a signature that holds proves, and what it does not."""
     subjects = [s["name"] for s in statement["subject"]]
     predicate = statement["predicate"]
     target = next(
-        (c.get("uri") for c in predicate.get("configuration", []) if c.get("name") == "target"),
+        (target_of(c) for c in predicate.get("configuration", []) if c.get("name") == "target"),
         None,
     )
     result = predicate.get("result")
