@@ -10,6 +10,7 @@ Over a limit is unreadable (exit 2, one line): no package the checker writes com
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import stat
@@ -100,6 +101,8 @@ def read_package(path: Path, documents: dict[str, int]) -> Contents:
     """Every member of the zip, hashed; the bytes of those named in `documents` (each with
     its own limit: they are parsed, so held whole)."""
     contents = Contents()
+    if path.exists() and not path.is_file():  # a FIFO would block, a device never end
+        raise Unreadable(f"{path.name} is not a file")
     refuse_a_long_directory(path)
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
@@ -153,10 +156,11 @@ def read_folder(path: Path, documents: dict[str, int], ignored: set[str]) -> Con
     """Every file of the folder (not below it), hashed, links and special files refused;
     the folders named in `ignored` (the run's own working folders) left aside."""
     contents = Contents()
-    entries = sorted(os.scandir(path), key=lambda entry: entry.name)
+    with os.scandir(path) as listing:
+        entries = list(itertools.islice(listing, MAX_MEMBERS + 1))  # never a million held
     if len(entries) > MAX_MEMBERS:
-        raise Unreadable(f"{path} holds {len(entries)} entries, past {MAX_MEMBERS}")
-    for entry in entries:
+        raise Unreadable(f"{path} holds more than {MAX_MEMBERS} entries")
+    for entry in sorted(entries, key=lambda entry: entry.name):
         if entry.is_symlink():
             contents.problems.append(f"{entry.name} is a symbolic link")
         elif entry.is_dir(follow_symlinks=False):

@@ -356,3 +356,61 @@ def test_no_change_to_a_signed_package_verifies(
         assert_plain(output)
         if key is not None and members != start:
             assert status != 0, (changes, output)
+
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://in-toto.io/attestation/test-result/v0.1"
+SIGNED_SHAPES = st.one_of(
+    JSON,
+    st.fixed_dictionaries(
+        {"_type": st.just(STATEMENT_TYPE), "predicateType": st.just(PREDICATE_TYPE)},
+        optional={"subject": JSON, "predicate": JSON},
+    ),
+    st.fixed_dictionaries(
+        {
+            "_type": st.just(STATEMENT_TYPE),
+            "predicateType": st.just(PREDICATE_TYPE),
+            "subject": st.lists(
+                st.fixed_dictionaries({"name": NAMES}, optional={"digest": JSON}), max_size=3
+            ),
+            "predicate": st.fixed_dictionaries(
+                {"result": st.sampled_from(["PASSED", "FAILED"])},
+                optional={"configuration": JSON, "failedTests": JSON, "passedTests": JSON},
+            ),
+        }
+    ),
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(shape=SIGNED_SHAPES)
+def test_no_signed_payload_of_another_shape_verifies(evidence, tmp_path, capsys, shape):
+    """Signed by the vendor's own key, yet not the Statement of these files: one line, exit 1."""
+    envelope = signed_envelope(json.dumps(shape).encode(), evidence.vendor)
+    members = replaced(evidence, attestation.ENVELOPE, envelope)
+    target = repacked(evidence, tmp_path / "shaped.zip", members)
+    status, output = run_verify(capsys, target, evidence.vendor.public)
+    assert status == 1, output
+    assert_plain(output)
+    assert "NOT verified" in output.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe not utf-8", b'{"a": NaN}', b"[]"],
+    ids=["nested", "not-utf-8", "nan", "list"],
+)
+def test_a_signed_payload_that_is_no_json_statement_is_one_line(
+    evidence, tmp_path, capsys, payload
+):
+    members = replaced(evidence, attestation.ENVELOPE, signed_envelope(payload, evidence.vendor))
+    target = repacked(evidence, tmp_path / "payload.zip", members)
+    status, output = run_verify(capsys, target, evidence.vendor.public)
+    assert status == 1, output
+    assert_plain(output)
+    problems = [line for line in output.splitlines() if line.startswith("problem:")]
+    assert len(problems) == 1 and "signed payload" in problems[0], output
