@@ -8,11 +8,13 @@ file, never its content: the private key appears in no output.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
+from securesystemslib.formats import encode_canonical
 from securesystemslib.signer import CryptoSigner, SSlibKey
 
 KINDS = "Ed25519 or ECDSA P-256"
@@ -75,7 +77,7 @@ def load_signer(path: Path) -> CryptoSigner:
     except (ValueError, UnsupportedAlgorithm):
         raise KeyFileError(f"{option} {path}: not a PEM private key ({KINDS})") from None
     refuse_kind(key, path, option)
-    return CryptoSigner(key)
+    return CryptoSigner(key, public_key=with_go_keyid(SSlibKey.from_crypto(key.public_key())))
 
 
 def load_public_key(path: Path) -> SSlibKey:
@@ -87,7 +89,45 @@ def load_public_key(path: Path) -> SSlibKey:
     except (ValueError, UnsupportedAlgorithm):
         raise KeyFileError(f"{option} {path}: not a PEM public key ({KINDS})") from None
     refuse_kind(key, path, option)
-    return SSlibKey.from_crypto(key)
+    return with_go_keyid(SSlibKey.from_crypto(key))
+
+
+# The keyid a DSSE signature carries is only a hint, but go-securesystemslib's verifier skips a
+# signature whose non-empty keyid is not the one it computes for its key, and python-
+# securesystemslib's computes another (it leaves keyid_hash_algorithms out, and keeps the PEM's
+# final newline). So the keyid written is Go's: the sha256 of the canonical JSON (OLPC) of
+# {keytype, scheme, keyid_hash_algorithms: ["sha256", "sha512"], keyval: {public}}, with the
+# public key as go-securesystemslib's NewKey writes it: hex of the raw key for ed25519, the
+# SubjectPublicKeyInfo PEM without its final newline for ecdsa. docs/signing.md says more.
+GO_KEYID_HASH_ALGORITHMS = ["sha256", "sha512"]
+
+
+def go_keyid(keytype: str, scheme: str, public: str) -> str:
+    """The keyid go-securesystemslib's NewKey computes for a public key in this form."""
+    key = {
+        "keytype": keytype,
+        "scheme": scheme,
+        "keyid_hash_algorithms": GO_KEYID_HASH_ALGORITHMS,
+        "keyval": {"public": public.strip()},
+    }
+    return hashlib.sha256(encode_canonical(key).encode("utf-8")).hexdigest()
+
+
+def with_go_keyid(key: SSlibKey) -> SSlibKey:
+    public = key.keyval["public"].strip()
+    keyid = go_keyid(key.keytype, key.scheme, public)
+    return SSlibKey(keyid, key.keytype, key.scheme, {"public": public})
+
+
+def known_ids(key: SSlibKey) -> list[SSlibKey]:
+    """The key under Go's keyid, which this checker writes, and under python-securesystemslib's,
+    which it wrote before: an envelope signed either way verifies."""
+    public = key.keyval["public"]
+    if key.keytype == "ed25519":
+        crypto = ed25519.Ed25519PublicKey.from_public_bytes(bytes.fromhex(public))
+    else:
+        crypto = serialization.load_pem_public_key(public.encode("ascii"))
+    return [key, SSlibKey.from_crypto(crypto)]
 
 
 def describe(key: SSlibKey) -> str:

@@ -21,10 +21,16 @@ class OutOfRange(str):
     """A JSON number no float can hold, kept as the text the target sent."""
 
 
-def loads(text: str | bytes) -> Any:
-    """Parse a target's JSON; ValueError where it is not strict JSON or is nested too deep."""
+def loads(text: str | bytes, *, unique_keys: bool = False) -> Any:
+    """Parse a target's JSON; ValueError where it is not strict JSON or is nested too deep.
+    `unique_keys`: a name twice in one object is refused too (RFC 8259 leaves it to the reader,
+    and readers differ: Python keeps the last, others the first), for evidence whose every
+    reader must see the same thing."""
+    hook = _unique if unique_keys else None
     try:
-        document = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+        document = json.loads(
+            text, parse_constant=_not_json, parse_float=_finite, object_pairs_hook=hook
+        )
     except RecursionError:
         raise ValueError(f"JSON nested deeper than this checker reads ({MAX_DEPTH})") from None
     if _may_be_deep(text) and depth(document) > MAX_DEPTH:
@@ -57,6 +63,15 @@ def depth(document: Any) -> int:
 def _may_be_deep(text: str | bytes) -> bool:
     opening = (b"[", b"{") if isinstance(text, bytes) else ("[", "{")
     return text.count(opening[0]) + text.count(opening[1]) > MAX_DEPTH
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        names = [name for name, _ in pairs]
+        twice = next(name for name in names if names.count(name) > 1)
+        raise ValueError(f"the name {twice!r} appears twice in one object")
+    return document
 
 
 def _not_json(constant: str) -> Any:

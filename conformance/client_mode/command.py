@@ -1,6 +1,7 @@
 """`petstore-conformance client --command CMD [--scenario NAME ...] [--report-dir DIR]
-[--timeout S] [--strict] [--package FILE.zip]`: run a client through the scenarios, judge it,
-write the reports; exit 0 conformant, 1 not conformant, 2 no verdict (bad usage, a command that
+[--timeout S] [--strict] [--package FILE.zip] [--sign-key FILE]`: run a client through the
+scenarios, judge it, write the reports (signed, with `--sign-key`, as the checker's are); exit 0
+conformant, 1 not conformant, 2 no verdict (bad usage, a key that cannot sign, a command that
 cannot start, or a client that sent too little to judge every MUST requirement)."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from conformance.client_mode.runner import (
 )
 from conformance.client_mode.scenarios import BY_NAME, SCENARIOS, Scenario
 from conformance.judging.verdict import Verdict, decide
+from conformance.reports import attestation, keys
 
 PROG = "petstore-conformance client"
 NO_VERDICT = 2
@@ -89,6 +91,13 @@ def build_parser() -> OneLineParser:
         metavar="FILE.zip",
         default=os.environ.get("PETSTORE_PACKAGE") or None,
         help="also bundle the reports with a manifest of hashes [env PETSTORE_PACKAGE]",
+    )
+    parser.add_argument(
+        "--sign-key",
+        metavar="FILE",
+        default=os.environ.get("PETSTORE_SIGN_KEY") or None,
+        help="PEM private key (Ed25519 or ECDSA P-256, unencrypted): sign the reports as an "
+        "in-toto attestation, conformance.intoto.jsonl [env PETSTORE_SIGN_KEY]",
     )
     return parser
 
@@ -164,6 +173,8 @@ def main(argv: list[str]) -> int:
         if not command:
             raise ValueError("--command is required: the client's command line")
         scenarios = chosen_scenarios(arguments.scenario)
+        # Read before any client runs: a key that cannot sign is one line, not a lost run.
+        signer = keys.load_signer(Path(arguments.sign_key)) if arguments.sign_key else None
         started_at, started = time.time(), time.monotonic()
         runs = run_all(scenarios, command, arguments.timeout)
     except (ValueError, CommandDidNotStart) as error:
@@ -184,13 +195,23 @@ def main(argv: list[str]) -> int:
     report_dir = Path(arguments.report_dir)
     try:
         packaged = reports.write(
-            client_run, report_dir, Path(arguments.package) if arguments.package else None
+            client_run,
+            report_dir,
+            Path(arguments.package) if arguments.package else None,
+            signer,
         )
-    except OSError as error:
-        print(f"{PROG}: cannot write the reports: {error.strerror or error}", file=sys.stderr)
+    except (OSError, attestation.Unreadable) as error:
+        why = getattr(error, "strerror", None) or error
+        print(f"{PROG}: cannot write the reports: {why}", file=sys.stderr)
         return NO_VERDICT
     for line in reports.console_lines(client_run, report_dir):
         print(line)
+    if signer is not None:
+        print(
+            f"attestation: {report_dir / attestation.ENVELOPE}, signed with the "
+            f"{keys.describe(signer.public_key)} (check it with petstore-conformance verify "
+            f"{report_dir} --key PUBLIC.pem)"
+        )
     if packaged is not None:
         print(f"package: {packaged} (check it with petstore-conformance verify {packaged})")
     return client_run.verdict.exit_status

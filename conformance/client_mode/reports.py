@@ -14,7 +14,7 @@ from conformance import __version__, spec, strict_json
 from conformance.client_mode.judging import early_requests, judged, wait_end
 from conformance.client_mode.runner import ScenarioRun
 from conformance.judging.verdict import NO_VERDICT, Verdict
-from conformance.reports import badge, har, html, package, timeline
+from conformance.reports import attestation, badge, har, html, package, timeline
 from conformance.reports.console import failure_blocks, plain, verdict_lines
 from conformance.reports.statement import iso, requirement_entry
 
@@ -206,7 +206,10 @@ def report_html(client_run: ClientRun) -> str:
     )
 
 
-def write(client_run: ClientRun, report_dir: Path, package_path: Path | None) -> Path | None:
+def write(
+    client_run: ClientRun, report_dir: Path, package_path: Path | None, signer=None
+) -> Path | None:
+    """The reports; signed with `signer` (`--sign-key`) as the checker's are; the package."""
     report_dir.mkdir(parents=True, exist_ok=True)
     document = strict_json.dumps(statement(client_run), indent=2, ensure_ascii=False) + "\n"
     (report_dir / package.STATEMENT).write_text(document, encoding="utf-8")
@@ -214,6 +217,7 @@ def write(client_run: ClientRun, report_dir: Path, package_path: Path | None) ->
     (report_dir / "junit.xml").write_bytes(junit(client_run))
     har.write(report_dir / "exchanges.har", client_run.exchanges)
     badge.write(report_dir / "badge.svg", spec.spec_version(), client_run.verdict.verdict)
+    envelope = attestation.write(report_dir, signer) if signer is not None else None
     if package_path is None:
         return None
-    return package.build(package_path, report_dir)
+    return package.build(package_path, report_dir, envelope=envelope)

@@ -1,8 +1,8 @@
 """Keeping API keys out of everything the checker writes: the keys by label, put into a request
 only at send time and replaced by `***` (or, in a shell line, by their environment variable) in
-whatever is recorded, printed or reported: raw, URL-encoded, JSON-escaped, base64 or base64url,
-hex, `%XX` of every byte, HTML character references, whatever a target echoes them as. A proxy's
-password is taken out the same way.
+whatever is recorded, printed or reported: raw, URL-encoded, JSON-escaped (`\\u00XX` of every
+character too), base64 or base64url, hex, `%XX` of every byte, HTML character references,
+whatever a target echoes them as. A proxy's password is taken out the same way.
 
 The client, the burst's own transport and the client mode's recorder all redact through
 `Secrets`.
@@ -37,7 +37,7 @@ def encoded_forms(secret: str) -> set[str]:
     forms = text_forms(secret)
     raw = secret.encode("utf-8")
     coded = base64_forms(raw) | base64_forms(f"Bearer {secret}".encode()) | bytewise_forms(raw)
-    for form in coded | character_reference_forms(secret):
+    for form in coded | character_reference_forms(secret) | unicode_escape_forms(secret):
         forms |= text_forms(form)
     return {form for form in forms if form}
 
@@ -87,6 +87,17 @@ def character_reference_forms(secret: str) -> set[str]:
     lower = "".join(f"&#x{ord(char):x};" for char in secret)
     upper = "".join(f"&#x{ord(char):X};" for char in secret)
     return {decimal, lower, upper, upper.replace("&#x", "&#X")}
+
+
+def unicode_escape_forms(secret: str) -> set[str]:
+    """JSON's `\\uXXXX` escape for every character (UTF-16 code units, as JSON writes a
+    character beyond the BMP), hex digits in either case: a JSON reader decodes it back to the
+    key."""
+    units = secret.encode("utf-16-be")
+    codes = [int.from_bytes(units[i : i + 2], "big") for i in range(0, len(units), 2)]
+    lower = "".join(f"\\u{code:04x}" for code in codes)
+    upper = "".join(f"\\u{code:04X}" for code in codes)
+    return {lower, upper}
 
 
 class Secrets:

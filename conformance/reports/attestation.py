@@ -30,9 +30,9 @@ from securesystemslib.signer import Signer, SSlibKey
 
 from conformance import signing_keys as keys
 from conformance import strict_json
-from conformance.reports.package import REPORTS, STATEMENT, sha256
+from conformance.reports.contents import Contents
+from conformance.reports.package import BASELINE, ENVELOPE, MANIFEST, REPORTS, STATEMENT, sha256
 
-ENVELOPE = "conformance.intoto.jsonl"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 PREDICATE_TYPE = "https://in-toto.io/attestation/test-result/v0.1"
 # test-result's result, from the verdict: a run that decided nothing proved nothing either.
@@ -59,6 +59,13 @@ def text_values(values: dict) -> dict:
     }
 
 
+def where(document: dict) -> dict:
+    """The target as a descriptor's `uri` (a server's URL), or as its `content` where it is no
+    URI (a client run's command line)."""
+    target = str(document.get("target") or "")
+    return {"uri": target} if "://" in target else {"content": target.encode("utf-8")}
+
+
 def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescriptor]:
     """What the run was: the suite, the interface it checks against, the target and how."""
     run = {
@@ -80,9 +87,13 @@ def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescri
         }
     )
     connection = document.get("connection") or {}
+    target = where(document)
     descriptors = [
+        # Every descriptor has a uri, a digest or a content (the ResourceDescriptor spec's
+        # MUST): the suite as its package URL, the run as its target's URI.
         ResourceDescriptor(
             name="petstore-conformance",
+            uri=f"pkg:pypi/petstore-conformance@{document.get('suite_version')}",
             annotations={"version": document.get("suite_version")},
         ),
         ResourceDescriptor(
@@ -93,7 +104,7 @@ def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescri
         ResourceDescriptor(name="openapi.yaml", digest={"sha256": document.get("spec_sha256")}),
         ResourceDescriptor(
             name="target",
-            uri=document.get("target") or "",
+            **target,
             annotations=text_values(
                 {
                     "bundledReference": document.get("bundled_reference"),
@@ -101,7 +112,7 @@ def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescri
                 }
             ),
         ),
-        ResourceDescriptor(name="run", annotations=text_values(run)),
+        ResourceDescriptor(name="run", **target, annotations=text_values(run)),
     ]
     if baseline is not None:  # the expected failures the exit status was judged with
         descriptors.append(
@@ -192,89 +203,141 @@ def write(report_dir: Path, signer: Signer, baseline: Path | None = None) -> Pat
 # -- checking a signed folder or package --------------------------------------------------------
 
 
-def open_envelope(data: bytes) -> Envelope:
-    """The one envelope of a .jsonl file; ValueError (one line) where it is none."""
-    lines = [line for line in data.splitlines() if line.strip()]
-    if len(lines) != 1:
-        raise ValueError(f"{ENVELOPE} holds {len(lines)} lines, not one envelope")
-    try:
-        document = json.loads(lines[0])
-        if not isinstance(document, dict) or not isinstance(document.get("signatures"), list):
-            raise ValueError
-        return Envelope.from_dict(document)
-    except (ValueError, KeyError, TypeError, AttributeError, FormatError, binascii.Error):
-        raise ValueError(f"{ENVELOPE} is not a DSSE envelope") from None
+def envelopes(data: bytes) -> list[Envelope]:
+    """The DSSE envelopes of a .jsonl bundle. A line that is not one is ignored, as in-toto's
+    bundle format asks of a consumer; each line is read as strict JSON with each name once."""
+    found = []
+    for line in data.splitlines():
+        try:
+            document = strict_json.loads(line, unique_keys=True) if line.strip() else None
+            if isinstance(document, dict) and isinstance(document.get("signatures"), list):
+                found.append(Envelope.from_dict(document))
+        except (ValueError, KeyError, TypeError, AttributeError, FormatError, binascii.Error):
+            continue
+    return found
 
 
-def signed_statement(envelope: Envelope, key: SSlibKey) -> dict:
-    """The Statement, once the signature verifies with `key`; ValueError otherwise."""
-    if envelope.payload_type != PAYLOAD_TYPE:
-        raise ValueError(f"the envelope's payload type is {envelope.payload_type!r}")
-    try:
-        envelope.verify([key], 1)
-    except VerificationError:
+def signed_statement(bundle: list[Envelope], key: SSlibKey) -> dict:
+    """The Statement of the envelope that verifies with `key`; ValueError where none does, or
+    where two that do say different things (a reader could take either)."""
+    payloads = {e.payload for e in bundle if e.payload_type == PAYLOAD_TYPE and verifies(e, key)}
+    if not payloads:
         raise ValueError(
             f"the signature does not verify with the {keys.describe(key)}: signed with another "
-            "key, or the envelope was altered"
-        ) from None
+            f"key, or the envelope was altered ({len(bundle)} envelope(s) in {ENVELOPE})"
+        )
+    if len(payloads) > 1:
+        raise ValueError(f"{len(payloads)} envelopes verify with the key and say different things")
     try:
-        statement = json.loads(envelope.payload)
-    except ValueError:
-        statement = None
+        statement = strict_json.loads(payloads.pop(), unique_keys=True)
+    except ValueError as error:
+        raise ValueError(f"the signed payload is not JSON this checker reads ({error})") from None
     if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE_URI:
         raise ValueError("the signed payload is not an in-toto Statement v1")
     if statement.get("predicateType") != PREDICATE_TYPE:
         raise ValueError(f"the signed predicate is {statement.get('predicateType')!r}")
+    shape_problem = statement_shape(statement)
+    if shape_problem:
+        raise ValueError(f"the signed Statement's {shape_problem}")
     return statement
 
 
-def subject_problems(statement: dict, files: dict[str, bytes]) -> list[str]:
-    """Every signed file present with its signed sha256, and every report among them."""
-    problems = []
+def verifies(envelope: Envelope, key: SSlibKey) -> bool:
+    """With the key under the keyid go-securesystemslib computes (the one written), or
+    python-securesystemslib's (envelopes signed before)."""
+    try:
+        envelope.verify(keys.known_ids(key), 1)
+        return True
+    except (VerificationError, ValueError):
+        return False
+
+
+def statement_shape(statement: dict) -> str | None:
+    """What in the Statement is not of the shape `verify` reads; None when all is."""
     subjects = statement.get("subject")
-    if not isinstance(subjects, list):
-        return ["the Statement has no subjects"]
-    named = set()
-    for subject in subjects:
-        name = subject.get("name") if isinstance(subject, dict) else None
-        digest = (subject.get("digest") or {}).get("sha256") if name else None
-        named.add(name)
-        if name not in files:
-            problems.append(f"{name} is signed but missing")
-        elif digest != sha256(files[name]):
+    if not isinstance(subjects, list) or not all(
+        isinstance(s, dict)
+        and isinstance(s.get("name"), str)
+        and isinstance(s.get("digest"), dict)
+        and isinstance(s["digest"].get("sha256"), str)
+        for s in subjects
+    ):
+        return "subjects are not a list of names with their sha256"
+    predicate = statement.get("predicate")
+    if not isinstance(predicate, dict) or not isinstance(predicate.get("result"), str):
+        return "predicate has no result"
+    for name in ("passedTests", "warnedTests", "failedTests"):
+        tests = predicate.get(name, [])
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            return f"{name} is not a list of requirement ids"
+    configuration = predicate.get("configuration", [])
+    if not isinstance(configuration, list) or not all(isinstance(c, dict) for c in configuration):
+        return "configuration is not a list of resource descriptors"
+    return None
+
+
+def signed_digests(statement: dict) -> dict[str, str]:
+    """What the Statement signs, by name: its subjects, and the expected-failures file the
+    exit status was judged with (a configuration entry, by sha256)."""
+    digests = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
+    for entry in statement["predicate"].get("configuration", []):
+        digest = entry.get("digest")
+        if entry.get("name") == BASELINE and isinstance(digest, dict):
+            digests.setdefault(BASELINE, digest.get("sha256"))
+    return digests
+
+
+def subject_problems(statement: dict, contents: Contents, in_package: bool) -> list[str]:
+    """Every signed file present with its signed sha256, and every file there signed: the
+    envelope itself aside, and a package's manifest, whose every field package.py checks
+    against the signed statement."""
+    problems = []
+    signed = signed_digests(statement)
+    for name, digest in signed.items():
+        member = contents.members.get(name)
+        if member is None and name in contents.refused:
+            continue  # said: twice, or a name or kind refused
+        if member is None:
+            if name != BASELINE:
+                problems.append(f"{name} is signed but missing")
+        elif member.damaged or member.sha256 != digest:
             problems.append(f"{name} was altered since it was signed (not the signed sha256)")
-    unsigned = [name for name in REPORTS if name in files and name not in named]
-    problems += [f"{name} is not among the signed files" for name in unsigned]
+    unsigned = (
+        set(contents.members) - set(signed) - {ENVELOPE} - ({MANIFEST} if in_package else set())
+    )
+    problems += [f"{name} is not signed" for name in sorted(unsigned)]
     return problems
 
 
-def predicate_problems(statement: dict, files: dict[str, bytes]) -> list[str]:
+def predicate_problems(statement: dict, contents: Contents) -> list[str]:
     """The signed result says what the signed conformance.json says."""
     try:
-        document = json.loads(files[STATEMENT])
-    except (KeyError, ValueError):
-        return []  # said by subject_problems
-    predicate = statement.get("predicate") or {}
+        document = strict_json.loads(contents.data(STATEMENT) or b"", unique_keys=True)
+    except ValueError:
+        return []  # said by subject_problems, or by the package's checks
+    if not isinstance(document, dict):
+        return []  # said by the statement's own checks
+    predicate = statement["predicate"]
     problems = []
     if predicate.get("result") != result_of(document):
         said = predicate.get("result")
         problems.append(f"the signed result {said!r} is not what {STATEMENT} says")
-    if predicate.get("failedTests") != (document.get("failed_requirements") or []):
+    if predicate.get("failedTests", []) != (document.get("failed_requirements") or []):
         problems.append(f"the signed failed tests are not {STATEMENT}'s failed requirements")
     return problems
 
 
-def check(
-    envelope_data: bytes | None, files: dict[str, bytes], key: SSlibKey
-) -> tuple[dict, list[str]]:
+def check(contents: Contents, key: SSlibKey, in_package: bool) -> tuple[dict, list[str]]:
     """(the signed Statement, problems): none when `key` signed exactly these files."""
-    if envelope_data is None:
+    data = contents.data(ENVELOPE)
+    if data is None:
         return {}, [f"no {ENVELOPE}: these files are not signed"]
     try:
-        statement = signed_statement(open_envelope(envelope_data), key)
+        statement = signed_statement(envelopes(data), key)
     except ValueError as error:
         return {}, [str(error)]
-    return statement, subject_problems(statement, files) + predicate_problems(statement, files)
+    problems = subject_problems(statement, contents, in_package)
+    return statement, problems + predicate_problems(statement, contents)
 
 
 def main(args: list[str]) -> int:

@@ -14,12 +14,15 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import re
 import zipfile
-import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import spec, strict_json
 from conformance.httpclient import connection
+from conformance.reports.contents import Contents, Unreadable
+from conformance.reports.contents import read_package as read_members
 
 STATEMENT = "conformance.json"
 MANIFEST = "manifest.json"
@@ -45,6 +48,7 @@ FACTS = (
     "connection",
     "user_agent",  # the name the run's requests gave: a target may answer it better than others
 )
+PACKAGED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 OUTCOMES = {"passed", "failed", "warned", "not-tested"}
 INTACT, ALTERED, UNREADABLE = 0, 1, 2
 
@@ -84,61 +88,75 @@ def build(
     return zip_path
 
 
-class Unreadable(Exception):
-    """Not a package this command can read; the message is one line."""
+ENVELOPE = "conformance.intoto.jsonl"  # the run's signed attestation (attestation.py)
+# What verify parses, with the most of each it reads (inflated): every other file is hashed as
+# it is read. A statement of a full run is a few hundred KiB, an envelope a few dozen.
+DOCUMENTS = {STATEMENT: 16 * 1024 * 1024, MANIFEST: 1024 * 1024, ENVELOPE: 4 * 1024 * 1024}
+HOLDS = {*REPORTS, MANIFEST, BASELINE, ENVELOPE}  # every name a package may hold
 
 
-def read_member(archive: zipfile.ZipFile, name: str) -> bytes | None:
-    """The member's bytes; None when its stored checksum or compression shows it was damaged."""
-    try:
-        return archive.read(name)
-    except (zipfile.BadZipFile, zlib.error, EOFError):
-        return None
+def read(path: Path) -> Contents:
+    """The package's members, within the limits of conformance.reports.contents."""
+    return read_members(path, DOCUMENTS)
 
 
-def open_manifest(archive: zipfile.ZipFile) -> dict:
-    if MANIFEST not in archive.namelist():
+def load(data: bytes) -> object:
+    """A document of a package: strict JSON, each name once, nested within bounds."""
+    return strict_json.loads(data, unique_keys=True)
+
+
+def open_manifest(contents: Contents) -> dict:
+    if MANIFEST not in contents.members:
         raise Unreadable(f"not a petstore-conformance package: no {MANIFEST}")
-    data = read_member(archive, MANIFEST)
+    data = contents.data(MANIFEST)
     if data is None:
         return {"files": {}, "damaged": True}
     try:
-        manifest = json.loads(data)
-    except ValueError:
-        raise Unreadable(f"{MANIFEST} is not JSON") from None
+        manifest = load(data)
+    except ValueError as error:
+        raise Unreadable(f"{MANIFEST} is not JSON this checker reads ({error})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise Unreadable(f"{MANIFEST} is not a {FORMAT} manifest")
-    if not isinstance(manifest.get("files"), dict) or STATEMENT not in manifest["files"]:
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(isinstance(d, str) for d in files.values()):
+        raise Unreadable(f"{MANIFEST} has no list of files with their sha256")
+    if STATEMENT not in files:
         raise Unreadable(f"{MANIFEST} lists no {STATEMENT}")
     return manifest
 
 
-def file_problems(archive: zipfile.ZipFile, manifest: dict) -> tuple[list[str], dict]:
-    """Every listed file present with its hash, nothing unlisted; and the statement, if sound."""
-    problems = []
+def file_problems(contents: Contents, manifest: dict) -> tuple[list[str], dict]:
+    """Every listed file present with its hash, nothing unlisted, nothing a package does not
+    hold; and the statement, if sound."""
+    problems = list(contents.problems)
     if manifest.get("damaged"):
         problems.append(f"{MANIFEST} is damaged (its zip checksum does not match)")
     listed = manifest["files"]
-    for name in sorted(set(archive.namelist()) - set(listed) - {MANIFEST}):
+    present = set(contents.members)
+    for name in sorted(present - HOLDS):
+        problems.append(f"{name} is not a file a package holds")
+    for name in sorted(present & HOLDS - set(listed) - {MANIFEST}):
         problems.append(f"{name} is not listed in the manifest")
     statement = {}
     for name, digest in listed.items():
-        if name not in archive.namelist():
+        member = contents.members.get(name)
+        if member is None and name in contents.refused:
+            continue  # said: twice, or a name or kind refused
+        if member is None:
             problems.append(f"{name} is listed but missing")
-            continue
-        data = read_member(archive, name)
-        if data is None or sha256(data) != digest:
+        elif member.damaged or member.sha256 != digest:
             problems.append(f"{name} was altered: its sha256 is not the manifest's")
         elif name == STATEMENT:
-            statement = parse_statement(data, problems)
+            statement = parse_statement(contents.data(name) or b"", problems)
     return problems, statement
 
 
 def parse_statement(data: bytes, problems: list[str]) -> dict:
     try:
-        statement = json.loads(data)
-    except ValueError:
-        statement = None
+        statement = load(data)
+    except ValueError as error:
+        problems.append(f"{STATEMENT} is not JSON this checker reads ({error})")
+        return {}
     if not isinstance(statement, dict):
         problems.append(f"{STATEMENT} is not a JSON object")
         return {}
@@ -203,42 +221,83 @@ def statement_problems(statement: dict) -> list[str]:
     return problems
 
 
+MANIFEST_FIELDS = {"format", "suite", *FACTS, "packaged", "files"}
+
+
 def manifest_problems(manifest: dict, statement: dict) -> list[str]:
-    return [
+    """Every field of the manifest is one the statement gives, or a fixed one: unsigned, it
+    says nothing the signed files do not."""
+    problems = [
         f"the manifest's {name} is not the statement's"
         for name in FACTS
         if manifest.get(name) != statement.get(name)
     ]
+    problems += [
+        f"the manifest holds {name!r}, which a manifest does not"
+        for name in sorted(set(manifest) - MANIFEST_FIELDS - {"damaged"})
+    ]
+    if manifest.get("suite") != "petstore-conformance":
+        problems.append("the manifest's suite is not petstore-conformance")
+    if not isinstance(manifest.get("packaged"), str) or not PACKAGED.fullmatch(
+        manifest["packaged"]
+    ):
+        problems.append("the manifest's packaged time is not a UTC time")
+    return problems
 
 
-def verify(path: Path) -> tuple[int, list[str]]:
-    """(exit status, lines to print): 0 intact, 1 altered or inconsistent, 2 unreadable."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            manifest = open_manifest(archive)
-            problems, statement = file_problems(archive, manifest)
-    except (OSError, zipfile.BadZipFile) as error:
-        reason = getattr(error, "strerror", None) or "not a zip file"
-        return UNREADABLE, [f"cannot read {path}: {reason}"]
-    except Unreadable as error:
-        return UNREADABLE, [f"{path}: {error}"]
+@dataclass
+class Examined:
+    """A package's summary line, its problems, and the notes worth reading when it holds."""
+
+    summary: str
+    problems: list[str]
+    notes: list[str]
+    files: int
+
+
+def examine(path: Path, contents: Contents) -> Examined:
+    """The package's own checks; Unreadable where it is not a package."""
+    manifest = open_manifest(contents)
+    problems, statement = file_problems(contents, manifest)
     if statement:
         problems += manifest_problems(manifest, statement)
         try:
             problems += statement_problems(statement)
         except (TypeError, AttributeError):  # a field of the wrong type: edited by hand
             problems.append(f"{STATEMENT} has fields of the wrong type")
-    lines = [summary(manifest), *(f"problem: {p}" for p in problems)]
-    if problems:
-        lines.append(f"{path}: altered or inconsistent ({len(problems)} problem(s))")
+    notes = local_spec_note(manifest) + connection_note(statement)
+    return Examined(summary(manifest), problems, notes, len(manifest["files"]))
+
+
+def open_and_examine(path: Path) -> tuple[Contents, Examined]:
+    """Read and examine; Unreadable (one line) where the zip cannot be read."""
+    try:
+        contents = read(path)
+        return contents, examine(path, contents)
+    except (OSError, zipfile.BadZipFile) as error:
+        reason = getattr(error, "strerror", None) or "not a zip file"
+        raise Unreadable(f"cannot read {path}: {reason}") from None
+    except Unreadable as error:
+        raise Unreadable(f"{path}: {error}") from None
+
+
+def verify(path: Path) -> tuple[int, list[str]]:
+    """(exit status, lines to print): 0 intact, 1 altered or inconsistent, 2 unreadable."""
+    try:
+        _, examined = open_and_examine(path)
+    except Unreadable as error:
+        return UNREADABLE, [str(error)]
+    lines = [examined.summary, *(f"problem: {p}" for p in examined.problems)]
+    if examined.problems:
+        lines.append(f"{path}: altered or inconsistent ({len(examined.problems)} problem(s))")
         return ALTERED, lines
-    lines.append(
-        f"{path}: intact ({len(manifest['files'])} files match the manifest) and consistent "
+    return INTACT, [
+        *lines,
+        *examined.notes,
+        f"{path}: intact ({examined.files} files match the manifest) and consistent "
         "(the verdict follows from the requirement outcomes); the hashes show integrity, not "
-        "who made the package"
-    )
-    lines += local_spec_note(manifest) + connection_note(statement)
-    return INTACT, lines
+        "who made the package",
+    ]
 
 
 def summary(manifest: dict) -> str:

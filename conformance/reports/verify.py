@@ -4,21 +4,27 @@ over. Exit 0 when it holds, 1 when it was altered or does not add up, 2 when it 
 Without `--key`, a package's hashes and consistency (conformance.reports.package): integrity,
 not identity. With `--key`, also the signature of `conformance.intoto.jsonl`
 (conformance.reports.attestation), in a package or in a report folder: the files are the ones
-the holder of the matching private key signed, unaltered. Neither says what the checker was
-pointed at, and the console says so.
+the holder of the matching private key signed, unaltered, and every file there is signed.
+Neither says what the checker was pointed at, and the console says so. Everything is read within
+the limits of conformance.reports.contents, and printed with control characters escaped.
+
+`verify_evidence(path, key_path)` is the check for other code (one package or folder, one
+public key): a `Verification` of exit status, lines, and the signed Statement when it verified.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import base64
 import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import signing_keys as keys
-from conformance.reports import attestation, package
-from conformance.reports.package import ALTERED, INTACT, REPORTS, STATEMENT, UNREADABLE
+from conformance.reports import attestation, contents, package
+from conformance.reports.console import plain
+from conformance.reports.package import ALTERED, INTACT, STATEMENT, UNREADABLE
 
 USAGE = "petstore-conformance verify DIR_OR_ZIP [--key PUBLIC.pem]"
 
@@ -39,74 +45,110 @@ def parse(args: list[str]) -> argparse.Namespace:
     return parser.parse_args(args)
 
 
-def read_folder(path: Path) -> tuple[dict[str, bytes], bytes | None]:
-    """The report files of a folder and its envelope (None where there is none)."""
-    files = {name: (path / name).read_bytes() for name in REPORTS if (path / name).is_file()}
-    envelope = path / attestation.ENVELOPE
-    if STATEMENT not in files and not envelope.is_file():
+@dataclass
+class Verification:
+    """What `verify --key` found: its exit status, the lines it prints (control characters
+    escaped), and the signed in-toto Statement when the evidence verified (status 0)."""
+
+    status: int
+    lines: list[str]
+    statement: dict | None = None
+
+
+# The run's own working folders inside a report folder: not evidence, not read.
+RUN_FOLDERS = {".hypothesis", "request-bodies"}
+
+
+def verify_evidence(path: Path, key_path: Path) -> Verification:
+    """Verify one package (zip) or report folder against one public key (PEM): the signature,
+    every file present with its signed sha256, every file there signed, and, for a package,
+    its manifest and consistency. Never raises for bad input: exit 2 and one line."""
+    try:
+        status, lines, statement = signed(path, key_path)
+    except (Unreadable, keys.KeyFileError, package.Unreadable) as error:
+        status, lines, statement = UNREADABLE, [str(error)], None
+    except (OSError, zipfile.BadZipFile) as error:
+        reason = getattr(error, "strerror", None) or "not a zip file"
+        status, lines, statement = (
+            UNREADABLE,
+            [f"cannot read {error.filename or path}: {reason}"],
+            None,
+        )
+    return Verification(status, [plain(line) for line in lines], statement)
+
+
+def signed(path: Path, key_path: Path) -> tuple[int, list[str], dict | None]:
+    key = keys.load_public_key(key_path)
+    if path.is_dir():
+        contents = read_folder(path)
+        head, problems, notes = [], contents.problems + folder_problems(contents), []
+    else:
+        contents, examined = package.open_and_examine(path)
+        head, problems, notes = [examined.summary], examined.problems, examined.notes
+    statement, signature_problems = attestation.check(contents, key, in_package=not path.is_dir())
+    problems = problems + signature_problems
+    lines = head + [f"problem: {p}" for p in problems]
+    if problems:
+        lines.append(
+            f"{path}: NOT verified ({len(problems)} problem(s)): these are not the files the "
+            "key holder signed, unaltered"
+        )
+        return ALTERED, lines, None
+    lines += notes + signature_lines(path, key_path, key, statement)
+    return INTACT, lines, statement
+
+
+def read_folder(path: Path) -> contents.Contents:
+    found = contents.read_folder(path, package.DOCUMENTS, RUN_FOLDERS)
+    if STATEMENT not in found.members and package.ENVELOPE not in found.members:
         raise Unreadable(f"{path}: not a report folder (no {STATEMENT})")
-    return files, envelope.read_bytes() if envelope.is_file() else None
+    return found
 
 
-def read_package(path: Path) -> tuple[dict[str, bytes], bytes | None]:
-    """The same from a package; a damaged member reads as empty, which no digest matches."""
-    with zipfile.ZipFile(path) as archive:
-        members = {
-            name: package.read_member(archive, name) or b""
-            for name in [*REPORTS, attestation.ENVELOPE]
-            if name in archive.namelist()
-        }
-    return {n: d for n, d in members.items() if n in REPORTS}, members.get(attestation.ENVELOPE)
-
-
-def folder_problems(files: dict[str, bytes]) -> list[str]:
+def folder_problems(found: contents.Contents) -> list[str]:
     """A folder has no manifest: its statement must still add up, as a package's must."""
     try:
-        return package.statement_problems(json.loads(files[STATEMENT]))
-    except (KeyError, ValueError, TypeError, AttributeError):
+        statement = package.load(found.data(STATEMENT) or b"")
+    except ValueError:
         return []  # missing or unreadable: the signature's check says so
+    if not isinstance(statement, dict):
+        return [f"{STATEMENT} is not a JSON object"]
+    try:
+        return package.statement_problems(statement)
+    except (TypeError, AttributeError):
+        return [f"{STATEMENT} has fields of the wrong type"]
+
+
+def target_of(descriptor: dict) -> str | None:
+    """A server's URL, or a client's command line (the descriptor's base64 `content`)."""
+    if isinstance(descriptor.get("uri"), str):
+        return descriptor["uri"]
+    try:
+        return base64.b64decode(descriptor.get("content") or "").decode("utf-8")
+    except (ValueError, TypeError):
+        return None
 
 
 def signature_lines(path: Path, key_path: Path, key, statement: dict) -> list[str]:
     """What a signature that holds proves, and what it does not."""
-    subjects = [s.get("name") for s in statement.get("subject", []) if isinstance(s, dict)]
-    predicate = statement.get("predicate") or {}
+    subjects = [s["name"] for s in statement["subject"]]
+    predicate = statement["predicate"]
     target = next(
-        (c.get("uri") for c in predicate.get("configuration", []) if c.get("name") == "target"),
+        (target_of(c) for c in predicate.get("configuration", []) if c.get("name") == "target"),
         None,
     )
+    result = predicate.get("result")
     return [
         f"signature: valid, by the {keys.describe(key)} of {key_path}; signed result "
-        f"{predicate.get('result')}, {len(predicate.get('failedTests', []))} failed requirement(s)",
+        f"{result}, {len(predicate.get('failedTests', []))} failed requirement(s)",
         f"what it proves: the holder of the private key of {key_path.name} produced these "
         f"{len(subjects)} files ({', '.join(subjects)}), and nobody has altered them since",
         f"what it does not prove: that the target ({target}) was the production service, or "
         "the implementation it is said to be: the key holder chose what to check; to know, run "
         "the checker against the service yourself",
-        f"{path}: signed by that key and unaltered",
+        f"{path}: verified: signed by that key and unaltered, every file signed; the signed "
+        f"result is {result}",
     ]
-
-
-def verify_signed(path: Path, key_path: Path) -> tuple[int, list[str]]:
-    key = keys.load_public_key(key_path)
-    lines: list[str] = []
-    if path.is_dir():
-        files, envelope = read_folder(path)
-        problems = folder_problems(files)
-        status = INTACT
-    else:
-        status, lines = package.verify(path)
-        if status == UNREADABLE:
-            return status, lines
-        files, envelope = read_package(path)
-        problems = []
-    statement, signature_problems = attestation.check(envelope, files, key)
-    problems += signature_problems
-    if problems:
-        lines += [f"problem: {p}" for p in problems]
-        lines.append(f"{path}: the signature does not hold ({len(problems)} problem(s))")
-        return ALTERED, lines
-    return status, lines + signature_lines(path, key_path, key, statement)
 
 
 def verify_unsigned(path: Path) -> tuple[int, list[str]]:
@@ -114,12 +156,18 @@ def verify_unsigned(path: Path) -> tuple[int, list[str]]:
     if path.is_dir():
         raise Unreadable(f"{path} is a folder: a signed report folder is verified with --key")
     status, lines = package.verify(path)
-    if status != UNREADABLE and read_package(path)[1] is not None:
-        lines.append(
-            f"the package holds a signature ({attestation.ENVELOPE}): add --key PUBLIC.pem to "
-            "check who signed it"
+    if status != UNREADABLE and holds_envelope(path):
+        lines.insert(
+            -1,
+            f"the package holds a signature ({package.ENVELOPE}): add --key PUBLIC.pem to "
+            "check who signed it",
         )
     return status, lines
+
+
+def holds_envelope(path: Path) -> bool:
+    with zipfile.ZipFile(path) as archive:
+        return package.ENVELOPE in archive.NameToInfo
 
 
 def main(args: list[str]) -> int:
@@ -128,7 +176,8 @@ def main(args: list[str]) -> int:
         if arguments.key is None:
             status, lines = verify_unsigned(arguments.path)
         else:
-            status, lines = verify_signed(arguments.path, arguments.key)
+            verification = verify_evidence(arguments.path, arguments.key)
+            status, lines = verification.status, verification.lines
     except (Unreadable, keys.KeyFileError) as error:
         status, lines = UNREADABLE, [str(error)]
     except (OSError, zipfile.BadZipFile) as error:
@@ -137,5 +186,5 @@ def main(args: list[str]) -> int:
     stream = sys.stderr if status == UNREADABLE else sys.stdout
     prefix = "petstore-conformance: " if status == UNREADABLE else ""
     for line in lines:
-        print(prefix + line, file=stream)
+        print(prefix + plain(line), file=stream)
     return status

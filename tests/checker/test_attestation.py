@@ -23,6 +23,7 @@ import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from securesystemslib.signer import SSlibKey
 
 from conformance import __version__, signing_keys, spec
 from conformance.reports import attestation
@@ -120,20 +121,94 @@ def b64decode(text: str) -> bytes:
     return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
 
 
-def independently_verified(envelope_file: Path, public_key) -> dict:
-    """The Statement of a one-envelope .jsonl, after checking its signature with cryptography:
-    raises InvalidSignature where it does not verify."""
-    [line] = envelope_file.read_bytes().splitlines()
-    envelope = json.loads(line)
-    assert envelope["payloadType"] == "application/vnd.in-toto+json"
-    payload = b64decode(envelope["payload"])
-    [signature] = envelope["signatures"]
-    signed = pae(envelope["payloadType"], payload)
+def canonical(value) -> bytes:
+    """OLPC canonical JSON, for the objects a keyid is made of: keys sorted, no whitespace,
+    strings with only `\\` and `"` escaped (a PEM's newlines stay raw)."""
+    if isinstance(value, dict):
+        items = [canonical(k) + b":" + canonical(value[k]) for k in sorted(value)]
+        return b"{" + b",".join(items) + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join(canonical(item) for item in value) + b"]"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return b'"' + escaped.encode("utf-8") + b'"'
+
+
+def go_style_keyid(public_key) -> str:
+    """The keyid go-securesystemslib's NewKey gives a public key (signerverifier/utils.go)."""
     if isinstance(public_key, ed25519.Ed25519PublicKey):
-        public_key.verify(b64decode(signature["sig"]), signed)
+        raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        keytype, scheme, public = "ed25519", "ed25519", raw.hex()
     else:
-        public_key.verify(b64decode(signature["sig"]), signed, ec.ECDSA(hashes.SHA256()))
-    return json.loads(payload)
+        pem = public_key.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        keytype, scheme, public = "ecdsa", "ecdsa-sha2-nistp256", pem.decode().strip()
+    key = {
+        "keytype": keytype,
+        "scheme": scheme,
+        "keyid_hash_algorithms": ["sha256", "sha512"],
+        "keyval": {"public": public},
+    }
+    return hashlib.sha256(canonical(key)).hexdigest()
+
+
+def independently_verified(envelope_file: Path, public_key) -> dict:
+    """The Statement of the envelope in a .jsonl bundle that verifies with `public_key`, checked
+    with cryptography as go-securesystemslib's DSSE verifier checks: a signature whose keyid is
+    set and is not the verifier's own is skipped, not tried. Lines that are no envelope are
+    ignored. Raises InvalidSignature where no signature verifies."""
+    for line in envelope_file.read_bytes().splitlines():
+        try:
+            envelope = json.loads(line)
+            payload = b64decode(envelope["payload"])
+        except (ValueError, KeyError, TypeError):
+            continue  # not an envelope: a consumer ignores it
+        assert envelope["payloadType"] == "application/vnd.in-toto+json"
+        signed = pae(envelope["payloadType"], payload)
+        for signature in envelope["signatures"]:
+            if signature.get("keyid") and signature["keyid"] != go_style_keyid(public_key):
+                continue
+            try:
+                if isinstance(public_key, ed25519.Ed25519PublicKey):
+                    public_key.verify(b64decode(signature["sig"]), signed)
+                else:
+                    curve = ec.ECDSA(hashes.SHA256())
+                    public_key.verify(b64decode(signature["sig"]), signed, curve)
+            except InvalidSignature:
+                continue
+            return json.loads(payload)
+    raise InvalidSignature("no signature verifies")
+
+
+def test_the_keyid_written_is_go_securesystemslibs():
+    """go-securesystemslib's own test vectors (signerverifier_test.go, TestLoadKey): its
+    ed25519 and ecdsa test keys, and the keyids it asserts for them."""
+    ed_public = "3f586ce67329419fb0081bd995914e866a7205da463d593b3b490eab2b27fd3f"
+    ecdsa_pem = (
+        "-----BEGIN PUBLIC KEY-----\n"
+        "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEu+HEqqpXLa48lXH9rkRygsfsCKq1\n"
+        "XM36oXymJ9wxpM68nCqkrZCVnZ9lkEeCwD8qWYTNxD5yfWXwJjFh+K7qLQ==\n"
+        "-----END PUBLIC KEY-----\n"
+    )
+    ed_key = ed25519.Ed25519PublicKey.from_public_bytes(bytes.fromhex(ed_public))
+    ecdsa_key = serialization.load_pem_public_key(ecdsa_pem.encode())
+    expected = [
+        (ed_key, "52e3b8e73279d6ebdd62a5016e2725ff284f569665eb92ccb145d83817a02997"),
+        (ecdsa_key, "98adf38602c48c5479e9a991ee3f8cbf541ee4f985e00f7a5fc4148d9a45b704"),
+    ]
+    for key, keyid in expected:
+        assert go_style_keyid(key) == keyid
+        assert keys.with_go_keyid(SSlibKey.from_crypto(key)).keyid == keyid
+
+
+def test_a_signature_under_another_keyid_is_skipped_as_go_does(signed, vendor, tmp_path):
+    line = json.loads((signed.reports / attestation.ENVELOPE).read_bytes())
+    assert line["signatures"][0]["keyid"] == go_style_keyid(vendor.key.public_key())
+    line["signatures"][0]["keyid"] = "0" * 64
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps(line))
+    with pytest.raises(InvalidSignature):
+        independently_verified(other, vendor.key.public_key())
 
 
 def test_the_independent_check_refuses_a_changed_payload(vendor):

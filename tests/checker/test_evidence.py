@@ -217,7 +217,9 @@ def test_a_file_added_or_removed_does_not_verify(certified, tmp_path):
         certified.package, tmp_path / "less.zip", lambda n, d: None if n == "junit.xml" else d
     )
     added, removed = verify(Path(with_extra), tmp_path), verify(without, tmp_path)
-    assert added.status == 1 and "note.txt is not listed" in added.stdout, added.describe()
+    assert added.status == 1 and "note.txt is not a file a package holds" in added.stdout, (
+        added.describe()
+    )
     assert removed.status == 1 and "junit.xml is listed but missing" in removed.stdout
 
 

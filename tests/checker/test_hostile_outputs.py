@@ -24,11 +24,23 @@ REPORTS = {"report.html", "junit.xml", "conformance.json", "exchanges.har", "bad
 
 
 def artifacts(run: CheckerRun) -> dict[str, str]:
+    """Every output as text, and each JSON one as a reader sees it once decoded: its strings,
+    where a `\\u0070` written as `\\\\u0070` is one backslash again."""
     texts = {"console": run.output}
     for path in run.report_dir.rglob("*"):
         if path.is_file():
             texts[path.name] = path.read_text(encoding="utf-8", errors="replace")
+            if path.suffix in (".json", ".har"):
+                texts[f"{path.name}, decoded"] = "\n".join(strings(json.loads(texts[path.name])))
     return texts
+
+
+def strings(document: Any) -> list[str]:
+    if isinstance(document, dict):
+        return [*document, *(s for value in document.values() for s in strings(value))]
+    if isinstance(document, list):
+        return [s for value in document for s in strings(value)]
+    return [document] if isinstance(document, str) else []
 
 
 def base64_traces(secret: bytes) -> set[str]:
@@ -43,13 +55,15 @@ def base64_traces(secret: bytes) -> set[str]:
 
 
 def bytewise_traces(secret: bytes) -> set[str]:
-    """Lower-case forms that text holding `secret`, in hex, `%XX` of every byte or HTML
-    character references (decimal or hex), contains once lower-cased, whatever its case."""
+    """Lower-case forms that text holding `secret`, in hex, `%XX` of every byte, HTML
+    character references (decimal or hex) or JSON `\\u00XX` escapes, contains once lower-cased,
+    whatever its case."""
     return {
         secret.hex(),
         "".join(f"%{byte:02x}" for byte in secret),
         "".join(f"&#{byte};" for byte in secret),
         "".join(f"&#x{byte:x};" for byte in secret),
+        "".join(f"\\u{byte:04x}" for byte in secret),
     }
 
 
@@ -57,7 +71,7 @@ def test_no_encoded_form_of_a_key_leaves_the_run(tmp_path: Path) -> None:
     run = run_checker(tmp_path / "reports", ["echo-credentials-encoded"])
     assert run.status == 0, run.describe()
     texts = artifacts(run)
-    for header in ("x-debug-key-b64", "x-debug-key-hex", "x-debug-auth-html"):
+    for header in ("x-debug-key-b64", "x-debug-key-hex", "x-debug-auth-html", "x-debug-key-json-u"):
         assert header in texts["exchanges.har"].lower(), f"the target echoed no {header}"
     # Found first, then asserted: pytest would explain `trace not in text` with a diff of
     # megabytes of text.
@@ -169,7 +183,8 @@ def test_base64_of_a_secret_anywhere_is_redacted(key: str, prefix: bytes) -> Non
 @pytest.mark.parametrize("upper", [False, True])
 def test_hex_percent_and_character_references_of_a_secret_anywhere_are_redacted(key, upper):
     """Within the form of longer text (`Bearer <key>` in a JSON dump), as a server's debug
-    output writes it: hex, %XX of every byte, decimal and hex character references."""
+    output writes it: hex, %XX of every byte, decimal and hex character references, JSON
+    `\\u00XX` escapes (whose `u` stays lower case: only the digits change case)."""
     password = "proxy-pass-5ecret"
     secrets = Secrets({"main": key}, hidden=[password])
     for secret in (key, password):
@@ -180,8 +195,10 @@ def test_hex_percent_and_character_references_of_a_secret_anywhere_are_redacted(
             "".join(f"&#{byte};" for byte in dump),
             "".join(f"&#x{byte:x};" for byte in dump),
         ]
+        forms = [form.upper() if upper else form for form in forms]
+        forms.append("".join((r"\u%04X" if upper else r"\u%04x") % byte for byte in dump))
         for form in forms:
-            text = f"debug: {form.upper() if upper else form} end"
+            text = f"debug: {form} end"
             redacted = secrets.redact(text).lower()
             assert "***" in redacted
             assert all(trace not in redacted for trace in bytewise_traces(secret.encode()))

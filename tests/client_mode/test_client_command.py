@@ -14,7 +14,10 @@ import time
 from xml.etree import ElementTree
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from conformance.reports import attestation, verify
+from tests.checker.test_attestation import KeyPair, independently_verified
 from tests.client_mode import inline_clients
 
 TIMEOUT = 120
@@ -125,6 +128,7 @@ def is_running(pid: int) -> bool:
         (("--command", "true", "--scenario", "nope"), "unknown scenario 'nope'"),
         (("--command", "/nonexistent/client", "--scenario", "success"), "could not start"),
         (("--command", "true", "--timeout", "0"), "--timeout"),
+        (("--command", "true", "--sign-key", "/nonexistent.pem"), "--sign-key /nonexistent.pem"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -185,3 +189,28 @@ def test_a_client_that_sends_nothing_has_no_verdict_and_junit_says_so(tmp_path):
     errors = [error.get("message") for error in suite.iter("error")]
     assert suite.get("errors") == "1"
     assert errors[0] == "no verdict: the client sent no request in any scenario", errors
+
+
+def test_a_signed_client_run_verifies_and_says_failed(tmp_path):
+    """`--sign-key` signs a client's reports as the checker's are: the envelope verifies (with
+    `verify --key`, and with the Go-style DSSE verifier of the attestation tests), names the
+    client's command as its target, and says FAILED for a client that failed."""
+    vendor = KeyPair.write(tmp_path / "keys", "vendor", ed25519.Ed25519PrivateKey.generate())
+    command = inline_clients.command(tmp_path, inline_clients.HAMMERING, "hammering")
+    reports, package = tmp_path / "reports", tmp_path / "client.zip"
+    process = run_client(
+        *("--command", command, "--report-dir", str(reports), "--scenario", "hammering-ban"),
+        *("--sign-key", str(vendor.private), "--package", str(package)),
+    )
+    assert process.returncode == 1, process.stdout + process.stderr
+    assert "attestation: " in process.stdout and "signed with the ed25519 key" in process.stdout
+    statement = independently_verified(reports / attestation.ENVELOPE, vendor.key.public_key())
+    assert statement["predicate"]["result"] == "FAILED"
+    assert statement["predicate"]["failedTests"] == ["CLI-NO-HAMMERING"]
+    for descriptor in statement["predicate"]["configuration"]:
+        assert {"uri", "digest", "content"} & set(descriptor), descriptor
+    for evidence in (reports, package):
+        verification = verify.verify_evidence(evidence, vendor.public)
+        assert verification.status == 0, verification.lines
+        assert f"the target ({command}) was" in "\n".join(verification.lines)
+        assert "the signed result is FAILED" in verification.lines[-1]

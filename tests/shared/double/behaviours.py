@@ -433,8 +433,9 @@ VARIANT_OPTIONS: dict[str, tuple[str, ...]] = {
 HOSTILE: dict[str, str] = {
     "echo-credentials-encoded": (
         "Debug middleware echoes each request's credentials: the key and the Authorization "
-        "value in base64 and base64url, hex, %XX of every byte and HTML character references "
-        "(decimal and hex), in headers, inside an encoded dump of the request, and in a 201's "
+        "value in base64 and base64url, hex, %XX of every byte, HTML character references "
+        "(decimal and hex) and JSON \\u00XX escapes of every character, in headers, inside "
+        "an encoded dump of the request, and in a 201's "
         "body."
     ),
     "huge-number-ids": "Category ids are written as 1e999999, a JSON number no float holds.",

@@ -105,6 +105,12 @@ def references(data: bytes, *, hexadecimal: bool = False, upper: bool = False) -
     return "".join(form.format(byte) for byte in data).encode()  # bytes as latin-1 characters
 
 
+def unicode_escapes(data: bytes, *, upper: bool = False) -> bytes:
+    """JSON's `\\u00XX` for every character: what a JSON reader decodes back to the key."""
+    form = "\\u{:04X}" if upper else "\\u{:04x}"
+    return "".join(form.format(byte) for byte in data).encode()  # bytes as latin-1 characters
+
+
 def echoed(authorization: bytes) -> list[tuple[bytes, bytes]]:
     """What debug middleware sends back: the credential, base64 and base64url, alone, with its
     scheme, and inside an encoded JSON dump of the request (at whatever offset it falls); hex,
@@ -124,6 +130,8 @@ def echoed(authorization: bytes) -> list[tuple[bytes, bytes]]:
         (b"x-debug-key-html", references(key)),
         (b"x-debug-auth-html", references(authorization, hexadecimal=True)),
         (b"x-debug-request-html", references(dump.encode(), upper=True)),
+        (b"x-debug-key-json-u", unicode_escapes(key)),
+        (b"x-debug-auth-json-u", unicode_escapes(authorization, upper=True)),
     ]
 
 
@@ -139,8 +147,12 @@ def with_debug_field(body: bytes, authorization: bytes) -> bytes:
         "hex": authorization.hex().upper(),
         "percent": percent(key).decode(),
         "html": references(key, hexadecimal=True).decode(),
+        "escaped": "ESCAPED",
     }
-    return json.dumps(document).encode()
+    # Written into the JSON text as escapes, not as a string of backslashes: a reader of the
+    # body decodes this field to the key itself.
+    escaped = b'"' + unicode_escapes(key, upper=True) + b'"'
+    return json.dumps(document).encode().replace(b'"ESCAPED"', escaped)
 
 
 def nested_error(body: bytes) -> bytes:
