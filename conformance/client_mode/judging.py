@@ -131,28 +131,71 @@ def check_key_not_in_url(run: ScenarioRun) -> list[CheckResult]:
     return result(run, check_key_not_in_url, "CLI-KEY-NOT-IN-URL", True, "no key in any URL")
 
 
+OPERATION_METHODS = {LIST: "GET", CREATE: "POST"}
+SHOWN_OTHERS = 5  # kinds of other requests named in a message
+
+
+def request_line(arrival: Arrival) -> str:
+    """`METHOD /path` of a request, without its host and query."""
+    exchange = arrival.exchange
+    path = "/" + exchange.url.split("?", 1)[0].split("://", 1)[-1].partition("/")[2]
+    return f"{exchange.method} {path}"
+
+
+def is_asked(arrival: Arrival, operation: str) -> bool:
+    """Whether the request is the operation the scenario asked for (GET or POST /categories)."""
+    method, _, path = request_line(arrival).partition(" ")
+    return method == OPERATION_METHODS[operation] and path.endswith("/v1/categories")
+
+
+def asked(run: ScenarioRun) -> list[Arrival]:
+    """The requests the scenario is about: its operation's, wherever they came in the client's
+    sequence (a client may list the categories after it created one)."""
+    return [arrival for arrival in run.arrivals if is_asked(arrival, run.scenario.operation)]
+
+
+def others(run: ScenarioRun) -> str:
+    """The client's other requests, each kind once with its count ("" when there are none)."""
+    lines = [request_line(a) for a in run.arrivals if not is_asked(a, run.scenario.operation)]
+    counted = {line: lines.count(line) for line in lines}
+    shown = [line + (f" ({n} times)" if n > 1 else "") for line, n in counted.items()]
+    if len(shown) > SHOWN_OTHERS:
+        shown = shown[:SHOWN_OTHERS] + [f"{len(shown) - SHOWN_OTHERS} more kinds"]
+    return ", ".join(shown)
+
+
+def also_sent(run: ScenarioRun) -> str:
+    sent = others(run)
+    return f"; also sent: {sent}" if sent else ""
+
+
 def check_create_body(run: ScenarioRun) -> list[CheckResult]:
     if run.scenario.operation != CREATE or not run.arrivals:
         return []
+    creates = asked(run)
+    if not creates:
+        message = (
+            f"createCategory (POST .../v1/categories) was never sent; the client sent: "
+            f"{others(run)}"
+        )
+        return result(run, check_create_body, "CLI-CREATE-JSON", False, message, run.arrivals[0])
     wanted = run.scenario.category_name
-    for arrival in run.arrivals:
+    for arrival in creates:
         problem = create_problem(arrival, wanted)
         if problem:
-            return result(run, check_create_body, "CLI-CREATE-JSON", False, problem, arrival)
-    message = f"{len(run.arrivals)} POST /categories with a JSON NewCategory"
+            message = problem + also_sent(run)
+            return result(run, check_create_body, "CLI-CREATE-JSON", False, message, arrival)
+    message = f"{len(creates)} POST /categories with a JSON NewCategory" + also_sent(run)
     return result(run, check_create_body, "CLI-CREATE-JSON", True, message)
 
 
 def create_problem(arrival: Arrival, name: str) -> str | None:
-    exchange = arrival.exchange
-    path = exchange.url.split("?", 1)[0]
-    if exchange.method != "POST" or not path.endswith("/v1/categories"):
-        return f"createCategory was sent as {exchange.method} {path}, not POST .../v1/categories"
+    """What is wrong with a POST /categories as a createCategory, or None."""
     if arrival.media_type != "application/json":
         return f"the body's Content-Type was {arrival.media_type or 'absent'}, not application/json"
     body = arrival.body
     if not isinstance(body, dict):
-        return f"the body is not a JSON object: {exchange.request_body!r:.80}"
+        return f"the body is not a JSON object: {arrival.exchange.request_body!r:.80}"
     if body.get("name") != name:
         return f"the body's name is {body.get('name')!r}, not the {name!r} it was asked for"
     return None
@@ -217,18 +260,24 @@ def check_retries(run: ScenarioRun) -> list[CheckResult]:
         return []
     if not (scenario.script.refusals and scenario.script.status == 429):
         return []
-    if not run.arrivals or run.arrivals[0].status != 429:
+    lists = asked(run)
+    if not lists or lists[0].status != 429:
         return []
-    if len(run.arrivals) > 1:
-        served = sum(200 <= a.status < 300 for a in run.arrivals)
-        message = f"retried: {len(run.arrivals)} requests, {served} served, exit {run.exit_status}"
+    if len(lists) > 1:
+        served = sum(200 <= a.status < 300 for a in lists)
+        message = (
+            f"retried: {len(lists)} GET /categories, {served} served, exit {run.exit_status}"
+            + also_sent(run)
+        )
         return result(run, check_retries, "CLI-RETRIES", True, message)
     how = "was stopped at its time limit" if run.stopped else f"exited {run.exit_status}"
+    what = "it no more" if others(run) else "nothing more"
     message = (
-        f"after one 429 (Retry-After: {run.arrivals[0].header('Retry-After') or 'none'}) to a "
-        f"GET the client sent nothing more and {how}: it gave up where it could have waited"
+        f"after one 429 (Retry-After: {lists[0].header('Retry-After') or 'none'}) to a GET "
+        f"/categories the client sent {what} and {how}: it gave up where it could have waited"
+        + also_sent(run)
     )
-    return result(run, check_retries, "CLI-RETRIES", False, message, run.arrivals[0])
+    return result(run, check_retries, "CLI-RETRIES", False, message, lists[0])
 
 
 def check_backoff_grows(run: ScenarioRun) -> list[CheckResult]:

@@ -25,9 +25,11 @@ from pathlib import Path
 import pytest
 
 from conformance.httpclient.bounds import MAX_BODY_BYTES, RESPONSE_SECONDS
+from tests.shared.big_listing_app import LISTING_BYTES
 from tests.shared.checker_runs import CheckerRun, assert_outputs_agree, new_keys
 from tests.shared.double import running_double
 from tests.shared.double.launcher import start_listening
+from tests.shared.servers import start_server
 
 PEAK_MEMORY_MB = 500
 ADDRESS_SPACE = 3 * 1024**3  # a checker reading 2 GiB whole fails here, not the machine
@@ -148,6 +150,41 @@ def test_a_correct_server_sending_early_hints_or_a_4_mb_listing_is_conformant(tm
     assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
     assert ended.status == 0, ended.describe()
     assert_reports_valid(ended, keys)
+
+
+def test_a_correct_server_with_a_4_mb_ascii_escaped_listing_is_conformant(tmp_path):
+    """The reference with listings of 4,099,985 bytes as a user's server wrote them
+    (tests/shared/big_listing_app.py: the run's categories, their names' emoji and lone
+    surrogates as `\\u` escapes, then 146,000 `{"id":20000000+i,"name":"cN"}`), to every key:
+    every listing judged as the JSON it is (issue 36, 9), the run conformant."""
+    keys = new_keys()
+    command = [sys.executable, "-m", "tests.shared.big_listing_app", "--minute-seconds", "3"]
+    server = start_server(command + [arg for key in keys for arg in ("--key", f"{key}:free")])
+    try:
+        ended = run_checker(server.base_url, keys, tmp_path / "reports")
+    finally:
+        server.stop()
+    print(f"escaped listing: {ended.describe()}")
+    assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
+    assert ended.status == 0, ended.describe()
+    statement = assert_reports_valid(ended, keys)
+    [listing] = [e for e in statement["requirements"] if e["id"] == "CAT-LIST-200"]
+    assert listing["outcome"] == "passed" and listing["checks"] >= 3, listing
+    har = json.loads((ended.report_dir / "exchanges.har").read_text(encoding="utf-8"))
+    listings = [
+        entry["response"]
+        for entry in har["log"]["entries"]
+        if entry["request"]["method"] == "GET" and entry["response"]["status"] == 200
+    ]
+    sizes = [
+        int(header["value"])
+        for response in listings
+        for header in response["headers"]
+        if header["name"].lower() == "content-length"
+    ]
+    assert max(sizes) > LISTING_BYTES - 1000, max(sizes)  # the listings were the big ones
+    # ... and held the run's emoji as escaped surrogate pairs (U+1F415, a dog)
+    assert any("\\ud83d\\udc15" in r["content"].get("text", "") for r in listings)
 
 
 @pytest.mark.parametrize("mode", ["endless-chunk-extension", "endless-trailers"])

@@ -59,6 +59,25 @@ print(answer(sock))
 """
 )
 
+# A GET whose head would hold a 64 MiB header, sent until the server answers or closes.
+SENDS_A_HUGE_HEAD = (
+    PREAMBLE
+    + """
+sock = connect()
+sock.sendall(head("GET", "X-Huge: ").removesuffix(b"\\r\\n"))
+try:
+    for _ in range(1024):
+        sock.sendall(b"h" * 65536)
+    sock.sendall(b"\\r\\n\\r\\n")
+except OSError as error:
+    print("the server stopped reading:", error)
+try:
+    print(answer(sock))
+except OSError as error:
+    print("no answer:", error)
+"""
+)
+
 # In `success`, the request's head a byte a second; in `create`, the head at once and the
 # body a byte a second.
 TRICKLES = (

@@ -90,6 +90,29 @@ while True:
 )
 
 
+# Performs its operation, then lists the categories (to show what it made): the scenario is
+# about the first request, not the last.
+THEN_LISTS = (
+    PREAMBLE
+    + """
+response = send()
+print(response.status_code)
+listing = client.get(base + "/categories", headers=headers)
+print(len(listing.json()))
+sys.exit(0 if response.status_code < 400 else 1)
+"""
+)
+
+# Lists the categories whatever it is asked to do.
+LISTS_ONLY = (
+    PREAMBLE
+    + """
+response = client.get(base + "/categories", headers=headers)
+print(response.status_code)
+"""
+)
+
+
 def command(tmp_path: Path, source: str, name: str) -> str:
     """The command line that runs `source` with this interpreter."""
     path = tmp_path / f"{name}.py"

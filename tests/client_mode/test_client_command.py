@@ -85,6 +85,37 @@ def test_a_client_that_never_retries_gets_a_verdict_and_the_reasons(tmp_path):
         assert "no MUST requires a retry" in entries[unshown]["reason"], entries[unshown]
 
 
+def run_create_scenario(tmp_path, client: str) -> tuple[subprocess.CompletedProcess, dict]:
+    command = inline_clients.command(tmp_path, getattr(inline_clients, client), client.lower())
+    reports = tmp_path / "reports"
+    process = run_client("--command", command, "--report-dir", str(reports), "--scenario", "create")
+    return process, json.loads((reports / "conformance.json").read_text())
+
+
+def test_a_create_followed_by_a_listing_is_judged_on_the_create(tmp_path):
+    process, statement = run_create_scenario(tmp_path, "THEN_LISTS")
+    assert process.returncode == 0, process.stdout + process.stderr
+    [entry] = [e for e in statement["requirements"] if e["id"] == "CLI-CREATE-JSON"]
+    assert entry["outcome"] == "passed", entry
+    [scenario] = statement["scenarios"]
+    assert [(r["method"], r["status"]) for r in scenario["requests"]] == [
+        ("POST", 201),
+        ("GET", 200),
+    ]
+
+
+def test_a_client_that_never_creates_fails_saying_what_it_sent(tmp_path):
+    process, statement = run_create_scenario(tmp_path, "LISTS_ONLY")
+    assert process.returncode == 1, process.stdout + process.stderr
+    [entry] = [e for e in statement["requirements"] if e["id"] == "CLI-CREATE-JSON"]
+    assert entry["outcome"] == "failed", entry
+    assert [item["message"] for item in entry["evidence"]] == [
+        "createCategory (POST .../v1/categories) was never sent; the client sent: "
+        "GET /v1/categories"
+    ]
+    assert "was never sent; the client sent: GET /v1/categories" in process.stdout
+
+
 def test_a_client_still_running_at_the_timeout_is_stopped_whole(tmp_path):
     command = inline_clients.command(tmp_path, inline_clients.FOREVER, "forever")
     pid_file = tmp_path / "child.pid"

@@ -21,9 +21,11 @@ from xml.etree import ElementTree
 from conformance.client_mode.recorder import BODY_LIMIT, BODY_SECONDS, MAX_REQUESTS
 from conformance.client_mode.runner import OUTPUT_TAIL
 from conformance.client_mode.scenarios import GIVE_UP_SECONDS
+from conformance.reference.head_bounds import HEAD_SECONDS
 from tests.checker.test_hostile_targets import PEAK_MEMORY_MB, Ended, limit_address_space
 from tests.client_mode import hostile_clients, inline_clients
 from tests.client_mode.test_client_command import KEY_PATTERN, is_running
+from tests.reference.test_reference_head_bounds import MEMORY_GROWTH_MB
 
 
 def scenario_entry(ended: Ended, name: str) -> dict:
@@ -112,16 +114,35 @@ def test_a_huge_request_body_is_refused_413_unread(tmp_path):
     assert "no whole request in any scenario (1 refused" in ended.statement()["reason"]
 
 
+def test_a_huge_request_head_is_refused_431_in_flat_memory(tmp_path):
+    """A 64 MiB header in two scenarios: each scenario server answers 431 (or closes) past
+    MAX_HEAD_BYTES and reads no more, so the run's peak memory is a careful client's, give or
+    take MEMORY_GROWTH_MB; nothing was recorded, so there is no verdict."""
+    scenarios = ("--scenario", "success", "--scenario", "create")
+    (tmp_path / "careful").mkdir()
+    (tmp_path / "huge").mkdir()
+    careful = run_client(tmp_path / "careful", inline_clients.CAREFUL, *scenarios)
+    ended = run_client(tmp_path / "huge", hostile_clients.SENDS_A_HUGE_HEAD, *scenarios)
+    assert ended.status == 2, ended.describe()
+    assert ended.peak_mb < careful.peak_mb + MEMORY_GROWTH_MB, (careful.peak_mb, ended.describe())
+    for name in ("success", "create"):
+        scenario = scenario_entry(ended, name)
+        assert scenario["requests"] == [] and not scenario["timed_out"], scenario
+        assert "HTTP/1.1 431 " in scenario["stdout"] or "no answer" in scenario["stdout"], scenario
+
+
 def test_a_trickling_client_is_stopped_and_certified_nothing(tmp_path):
-    """The request's head a byte a second (stopped at its time limit: no request), and a body a
-    byte a second (408 after BODY_SECONDS): no verdict, even for the scenarios chosen."""
+    """The request's head a byte a second (408 after HEAD_SECONDS, the connection closed: no
+    request), and a body a byte a second (408 after BODY_SECONDS): no verdict, even for the
+    scenarios chosen."""
     timeout = BODY_SECONDS + 8  # room for the 408 to end the client on a busy machine
     options = ("--scenario", "success", "--scenario", "create", "--timeout", f"{timeout:g}")
     ended = run_client(tmp_path, hostile_clients.TRICKLES, *options)
     assert ended.status == 2, ended.describe()
     assert ended.seconds < timeout + 20, ended.describe()
     success, create = scenario_entry(ended, "success"), scenario_entry(ended, "create")
-    assert success["timed_out"] and success["requests"] == [], success
+    assert success["requests"] == [] and "HTTP/1.1 408 " in success["stdout"], success
+    assert HEAD_SECONDS <= success["seconds"] < timeout and not success["timed_out"], success
     [request] = create["requests"]
     assert (request["status"], request["judged"]) == (408, False), request
     # The 408 came after BODY_SECONDS and ended the client before its time limit.

@@ -203,6 +203,41 @@ def test_create_sends_a_json_new_category(media, body, passed):
     assert outcomes(judging.check_create_body(run)) == {("CLI-CREATE-JSON", passed)}
 
 
+def listing_at(at):
+    return arrival(at, 200)
+
+
+def test_create_is_judged_on_the_post_wherever_it_comes_and_names_the_rest():
+    create = arrival(0.5, 201, media="application/json", body={"name": "client-check"})
+    run = scenario_run("create", [listing_at(0.0), create, listing_at(1.0)])
+    [checked] = judging.check_create_body(run)
+    assert (checked.passed, checked.message) == (
+        True,
+        "1 POST /categories with a JSON NewCategory; also sent: GET /v1/categories (2 times)",
+    )
+    bad = arrival(0.5, 400, media="text/plain", body={"name": "client-check"})
+    [checked] = judging.check_create_body(scenario_run("create", [bad, listing_at(1.0)]))
+    assert not checked.passed and checked.exchange is bad.exchange
+    assert checked.message.endswith("not application/json; also sent: GET /v1/categories")
+
+
+def test_a_create_never_sent_fails_naming_what_was():
+    [checked] = judging.check_create_body(scenario_run("create", [listing_at(0.0)]))
+    assert not checked.passed
+    assert checked.message == (
+        "createCategory (POST .../v1/categories) was never sent; the client sent: "
+        "GET /v1/categories"
+    )
+
+
+def test_retries_count_the_scenarios_own_requests():
+    """A POST after the 429 to the GET is no retry of it."""
+    create = arrival(1.1, 201, media="application/json", body={"name": "x"})
+    run = scenario_run("retry-after-seconds", [arrival(0.0, 429, retry_after=1), create])
+    [checked] = judging.check_retries(run)
+    assert not checked.passed and "also sent: POST /v1/categories" in checked.message
+
+
 def test_the_key_must_be_a_bearer_token():
     run = scenario_run("success", [arrival(0.0, 200), arrival(0.1, 401, bearer=False)])
     results = judging.check_bearer_key(run)
