@@ -16,6 +16,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from conformance import signing_keys as keys
 from conformance.client_mode import judging, reaping, reports
 from conformance.client_mode.runner import (
     CommandDidNotStart,
@@ -26,7 +27,7 @@ from conformance.client_mode.runner import (
 )
 from conformance.client_mode.scenarios import BY_NAME, SCENARIOS, Scenario
 from conformance.judging.verdict import Verdict, decide
-from conformance.reports import attestation, keys
+from conformance.reports import attestation
 
 PROG = "petstore-conformance client"
 NO_VERDICT = 2

@@ -198,7 +198,7 @@ def test_the_keyid_written_is_go_securesystemslibs():
     ]
     for key, keyid in expected:
         assert go_style_keyid(key) == keyid
-        assert keys.with_go_keyid(SSlibKey.from_crypto(key)).keyid == keyid
+        assert signing_keys.with_go_keyid(SSlibKey.from_crypto(key)).keyid == keyid
 
 
 def test_a_signature_under_another_keyid_is_skipped_as_go_does(signed, vendor, tmp_path):

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from securesystemslib.dsse import Envelope
 
-from conformance.reports import attestation, keys
+from conformance import signing_keys as keys
+from conformance.reports import attestation
 from conformance.reports import verify as verify_command
 from tests.checker.test_attestation import FAULT, SMOKE, KeyPair
 from tests.shared.checker_runs import run_checker
