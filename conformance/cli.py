@@ -16,6 +16,7 @@ from conformance.evidence import compare
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS
+from conformance.register import command as register_command
 from conformance.reports import attestation, verify
 from conformance.run import NoVerdict, open_run
 from conformance.settings import SettingsError, describe_day_plan, resolve
@@ -29,6 +30,7 @@ SUBCOMMANDS = {
     "verify": verify.main,
     "client": client_command.main,
     "intoto": attestation.main,
+    "register": register_command.main,
 }
 
 
@@ -43,6 +45,12 @@ SUBCOMMAND_HELP = {
     "verdict against the outcomes; with --key, the signed in-toto attestation against the "
     "signer's public key (PEM). Exit 0 intact, 1 altered or not signed by that key, 2 "
     "unreadable.",
+    "register": f"usage: {register_command.USAGE} [--valid-days N] [--title TEXT]\n\n"
+    "A certification body's register: verify every package (*.zip, folders searched) against "
+    "the keys the keyring registers for the vendor it names; write SITE_DIR/index.html (the "
+    "certified implementations), a page and a badge per certificate, rejected.html and "
+    "register.json. Exit 0 when every package was registered, 1 when any was rejected, 2 "
+    "when the input is unusable. See docs/certification.md.",
     "intoto": "usage: petstore-conformance intoto DIR\n\n"
     "Print the in-toto Statement (test-result v0.1) of a report folder, unsigned, for a "
     "signer of your own (cosign attest-blob, GitHub's artifact attestations).",
@@ -66,7 +74,8 @@ def build_parser() -> OneLineParser:
         "runs), `petstore-conformance verify FILE.zip|DIR [--key PUBLIC.pem]` (check a package or "
         "a signed report folder), `petstore-conformance client --command CMD` (certify a "
         "client; see client --help) and `petstore-conformance intoto DIR` (a report folder's "
-        "in-toto Statement, unsigned, for another signer).",
+        "in-toto Statement, unsigned, for another signer); `petstore-conformance register "
+        "PACKAGES... --keyring KEYRING.yaml --out SITE_DIR` (a certification body's register).",
     )
     for option in OPTIONS:
         if option.switch:

@@ -26,6 +26,8 @@ DEFAULT_USER_AGENT = f"petstore-conformance/{__version__}"
 the statement, the report and the manifest say which name a run used; --user-agent sets another."""
 # A header value: visible ASCII and spaces, nothing a target could read as a second header.
 USER_AGENT = re.compile(r"[\x20-\x7e]{1,256}")
+# --vendor and --implementation: one line of printable text (any script), bounded, for a register.
+NAMES = {"vendor": 100, "implementation": 200}
 
 SMOKE_BUDGET = 30
 SCENARIO_BUDGET = 400
@@ -123,6 +125,8 @@ class Settings:
     client_key: Path | None = None
     insecure: bool = False  # the user's opt-out of certificate verification
     user_agent: str = DEFAULT_USER_AGENT
+    vendor: str | None = None  # who makes the implementation: the register's key lookup
+    implementation: str | None = None
     # The signer of --sign-key (securesystemslib's CryptoSigner): it holds the private key, so
     # it is never shown, compared or written anywhere.
     sign_key: Any = field(default=None, repr=False, compare=False)
@@ -132,6 +136,8 @@ class Settings:
             raise SettingsError(
                 "--user-agent must be 1 to 256 printable ASCII characters (no line breaks)"
             )
+        for name, longest in NAMES.items():
+            check_name(name, getattr(self, name), longest)
         if self.plan not in PLAN_NAMES:
             raise SettingsError(f"unknown plan {self.plan!r}: use one of {', '.join(PLAN_NAMES)}")
         if self.profile not in PROFILES:
@@ -193,6 +199,15 @@ class Settings:
             return SMOKE_BUDGET
         full = SCENARIO_BUDGET + exhaustion_reserve(self.plan_limits[0])
         return full + (day_reserve(*self.plan_limits) if self.profile == "day" else 0)
+
+
+def check_name(name: str, value: str | None, longest: int) -> None:
+    if value is None:
+        return
+    if not value.strip() or len(value) > longest or not value.isprintable():
+        raise SettingsError(
+            f"--{name} must be 1 to {longest} printable characters (no control characters)"
+        )
 
 
 def check_keys(main: str, spare: str | None, base_url: str) -> None:

@@ -1,0 +1,291 @@
+"""`petstore-conformance register`: two vendors' real signed runs (the double, one with a fault),
+variants of them signed again, and hostile uploads; what is registered, what is turned away and
+why, the exit statuses, one-line errors, and the site in a real Chromium (nothing a package
+states runs or becomes a link)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance import cli
+from tests.checker.test_command import checker, new_key, run_command
+from tests.checker.test_report_browser import screenshots
+from tests.shared import packages
+from tests.shared.browser import Browser
+from tests.shared.double import running_double
+
+FAULT, FAULT_ID = "no-www-authenticate", "AUTH-WWW-AUTHENTICATE"
+HOSTILE_VENDOR = 'Evil <script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+HOSTILE_TARGET = "javascript:window.pwned=3//"
+
+
+def openssl_key(folder: Path, name: str) -> tuple[Path, Path]:
+    private, public = folder / f"{name}.pem", folder / f"{name}.pub.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", private], check=True)
+    subprocess.run(["openssl", "pkey", "-in", private, "-pubout", "-out", public], check=True)
+    return private, public
+
+
+@dataclass
+class Vendors:
+    folder: Path
+    acme_reports: Path  # a conformant run's report folder, signed by acme
+    acme: tuple[Path, Path]
+    bolt: tuple[Path, Path]
+    evil: tuple[Path, Path]
+    acme_zip: Path
+    bolt_zip: Path
+
+
+def signed_run(folder: Path, name: str, vendor: str, key: Path, faults=()) -> Path:
+    keys = (new_key("main"), new_key("spare"))
+    with running_double([f"{k}:free" for k in keys], faults=faults) as base_url:
+        args = ["--base-url", base_url, "--api-key", keys[0], "--spare-api-key", keys[1]]
+        args += ["--vendor", vendor, "--implementation", f"{name} 1.0", "--sign-key", str(key)]
+        args += ["--package", f"{name}.zip", "--report-dir", f"{name}-reports"]
+        finished = run_command(checker(*args), folder)
+    assert finished.status == (1 if faults else 0), finished.describe()
+    return folder / f"{name}.zip"
+
+
+@pytest.fixture(scope="module")
+def vendors(tmp_path_factory) -> Vendors:
+    folder = tmp_path_factory.mktemp("vendors")
+    acme, bolt, evil = (openssl_key(folder, n) for n in ("acme", "bolt", "evil"))
+    acme_zip = signed_run(folder, "acme", "Acme Pets", acme[0])
+    bolt_zip = signed_run(folder, "bolt", "Bolt Pets", bolt[0], faults=[FAULT])
+    return Vendors(folder, folder / "acme-reports", acme, bolt, evil, acme_zip, bolt_zip)
+
+
+def keyring(folder: Path, vendors: Vendors, extra: str = "") -> Path:
+    path = folder / "keyring.yaml"
+    inline = vendors.bolt[1].read_text().replace("\n", "\n        ")
+    path.write_text(
+        "vendors:\n"
+        f"  Acme Pets:\n    keys: [{vendors.acme[1]}]\n"
+        f"  Bolt Pets:\n    keys:\n      - |\n        {inline}\n"
+        f"  {json.dumps(HOSTILE_VENDOR)}:\n    keys: [{vendors.evil[1]}]\n" + extra,
+        encoding="utf-8",
+    )
+    return path
+
+
+def register(capsys, *args: str) -> tuple[int, str, str]:
+    status = cli.main(["register", *map(str, args)])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_path, capsys):
+    uploads = tmp_path / "uploads"
+    (uploads / "nested").mkdir(parents=True)
+    variant = packages.signed_variant
+    variant(
+        vendors.acme_reports,
+        uploads / "older.zip",
+        vendors.acme[0],
+        tmp_path,
+        time="2026-01-01T00:00:00Z",
+        run_id="older-run",
+    )
+    (uploads / "acme.zip").write_bytes(vendors.acme_zip.read_bytes())
+    (uploads / "nested" / "bolt.zip").write_bytes(vendors.bolt_zip.read_bytes())
+    packages.rewritten(
+        vendors.acme_zip,
+        uploads / "tampered.zip",
+        "conformance.json",
+        lambda d: d.replace(b'"acme 1.0"', b'"acme 9.9"'),
+    )
+    variant(
+        vendors.acme_reports,
+        uploads / "foreign.zip",
+        vendors.bolt[0],
+        tmp_path,
+        implementation="acme 2.0",
+    )
+    variant(
+        vendors.acme_reports,
+        uploads / "unknown.zip",
+        vendors.acme[0],
+        tmp_path,
+        vendor="Nobody Ltd",
+    )
+    variant(
+        vendors.acme_reports,
+        uploads / "smoke.zip",
+        vendors.acme[0],
+        tmp_path,
+        implementation="acme smoke",
+        profile="smoke",
+    )
+    variant(
+        vendors.acme_reports,
+        uploads / "revoked.zip",
+        vendors.acme[0],
+        tmp_path,
+        implementation="acme 0.9",
+        run_id="withdrawn-run",
+    )
+    packages.flipped_signature(vendors.acme_zip, uploads / "badsig.zip")
+    packages.garbage(uploads / "garbage.zip")
+    packages.zip_bomb(uploads / "bomb.zip", gigabytes=1)
+    ring = keyring(
+        tmp_path, vendors, "revoked:\n  - run: withdrawn-run\n    reason: wrong target\n"
+    )
+    status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site")
+    assert status == 1, out + err
+    document = json.loads((tmp_path / "site" / "register.json").read_text())
+    certified = document["certificates"]
+    run_id = json.loads((vendors.acme_reports / "conformance.json").read_text())["run_id"]
+    assert [(c["vendor"], c["implementation"], c["run_id"]) for c in certified] == [
+        ("Acme Pets", "acme 1.0", run_id)
+    ]
+    assert certified[0]["verdict"] == "conformant" and certified[0]["expires"]
+    assert {
+        (e["vendor"], e["implementation"], e["verdict"]) for e in document["not_certified"]
+    } == {
+        ("Bolt Pets", "bolt 1.0", "not conformant"),
+        ("Acme Pets", "acme smoke", "conformant"),
+    }
+    assert [e["run_id"] for e in document["superseded"]] == ["older-run"]
+    reasons = {Path(r["package"]).name: r["reason"] for r in document["rejected"]}
+    assert set(reasons) == {
+        "tampered.zip",
+        "foreign.zip",
+        "unknown.zip",
+        "revoked.zip",
+        "badsig.zip",
+        "garbage.zip",
+        "bomb.zip",
+    }
+    assert "conformance.json was altered" in reasons["tampered.zip"]
+    assert "signed with a key of the vendor 'Bolt Pets'" in reasons["foreign.zip"]
+    assert "no key in the keyring" in reasons["unknown.zip"]
+    assert reasons["revoked.zip"] == "certificate revoked: wrong target"
+    assert "signature does not verify" in reasons["badsig.zip"]
+    assert reasons["garbage.zip"] == "not a zip file"
+    assert "zip bomb" in reasons["bomb.zip"]
+    assert "1 certified, 2 verified but not certified, 1 superseded, 7 rejected" in out
+    assert "11 of 11 packages" in err
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "acme 1.0" in index and "bolt 1.0" in index
+    assert not any(name in index for name in reasons), "a rejected package on the public index"
+
+
+def test_every_package_registered_is_exit_0(vendors, tmp_path, capsys):
+    ring = keyring(tmp_path, vendors)
+    status, out, err = register(
+        capsys, vendors.acme_zip, vendors.bolt_zip, "--keyring", ring, "--out", tmp_path / "site"
+    )
+    assert status == 0, out + err
+    assert "1 certified, 1 verified but not certified, 0 superseded, 0 rejected" in out
+
+
+@pytest.mark.parametrize(
+    ("keyring_text", "message"),
+    [
+        (None, "cannot read it"),
+        ("vendors: [", "not YAML"),
+        ("people: {}", "no `vendors:` mapping"),
+        ("vendors: {A: {keys: []}}", "vendor 'A': no `keys:` list"),
+        ("vendors: {A: {keys: [missing.pem]}}", "key 1 (missing.pem): cannot read it"),
+        ("vendors: {A: {keys: [keyring.yaml]}}", "not a PEM key file"),
+        ("vendors: {A: {keys: [acme.pub.pem]}, B: {keys: [acme.pub.pem]}}", "share the key"),
+        ("vendors: {A: {keys: [acme.pem]}}", "not a PEM public key"),
+        ("vendors: {A: {keys: [acme.pub.pem]}}\nrevoked: [{run: x}]", "needs `run:` and"),
+    ],
+)
+def test_an_unusable_keyring_is_one_line_and_exit_2(
+    vendors, tmp_path, capsys, keyring_text, message
+):
+    ring = vendors.folder / "keyring.yaml"
+    if keyring_text is None:
+        ring = tmp_path / "absent.yaml"
+    else:
+        ring.write_text(keyring_text, encoding="utf-8")
+    status, out, err = register(
+        capsys, vendors.acme_zip, "--keyring", ring, "--out", tmp_path / "site"
+    )
+    assert status == 2
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert "BEGIN" not in err
+
+
+def test_no_package_or_a_foreign_folder_is_exit_2(vendors, tmp_path, capsys):
+    ring = keyring(tmp_path, vendors)
+    (tmp_path / "empty").mkdir()
+    status, _, err = register(
+        capsys, tmp_path / "empty", "--keyring", ring, "--out", tmp_path / "s"
+    )
+    assert status == 2 and "no package" in err
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    status, _, err = register(
+        capsys, vendors.acme_zip, "--keyring", ring, "--out", tmp_path / "busy"
+    )
+    assert status == 2 and "no register.json" in err
+    assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
+
+
+def test_a_vendor_name_with_a_control_character_is_refused(tmp_path):
+    finished = run_command(checker("--vendor", "Acme\x1b[31m", "--api-key", new_key("x")), tmp_path)
+    assert finished.status == 2
+    assert "--vendor must be 1 to 100 printable characters" in finished.stderr
+
+
+@pytest.mark.browser
+def test_the_site_in_chromium_shows_what_verified_and_runs_nothing(vendors, tmp_path, capsys):
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "acme.zip").write_bytes(vendors.acme_zip.read_bytes())
+    (uploads / "bolt.zip").write_bytes(vendors.bolt_zip.read_bytes())
+    packages.signed_variant(
+        vendors.acme_reports,
+        uploads / "evil.zip",
+        vendors.evil[0],
+        tmp_path,
+        vendor=HOSTILE_VENDOR,
+        implementation="<b>x</b>",
+        target=HOSTILE_TARGET,
+    )
+    packages.flipped_signature(vendors.acme_zip, uploads / "rejected-one.zip")
+    site = tmp_path / "site"
+    status, out, err = register(
+        capsys, uploads, "--keyring", keyring(tmp_path, vendors), "--out", site
+    )
+    assert status == 1, out + err
+    with Browser.start(tmp_path) as browser:
+        index = browser.open(site / "index.html")
+        rows = index.evaluate(
+            "[...document.querySelectorAll('#certified + table tbody tr')]"
+            ".map(r => [r.cells[0].textContent, r.cells[1].textContent])"
+        )
+        assert sorted(rows) == [["Acme Pets", "acme 1.0"], [HOSTILE_VENDOR, "<b>x</b>"]]
+        others = index.evaluate(
+            "[...document.querySelectorAll('#not-certified + table tbody tr')]"
+            ".map(r => r.cells[0].textContent)"
+        )
+        assert others == ["Bolt Pets"]
+        assert "rejected-one" not in index.evaluate("document.body.innerText")
+        assert index.evaluate("document.querySelectorAll('script, b').length") == 0
+        links = index.evaluate("[...document.links].map(a => a.getAttribute('href'))")
+        assert all(not link.startswith(("javascript:", "http", "/")) for link in links), links
+        badges = index.evaluate("[...document.images].map(i => i.complete && i.naturalWidth > 0)")
+        assert badges and all(badges)
+        document = json.loads((site / "register.json").read_text())
+        evil = next(c for c in document["certificates"] if c["vendor"] == HOSTILE_VENDOR)
+        assert f"certificates/{Path(evil['page']).name}" in links
+        evil_page = site / evil["page"]
+        page = browser.open(evil_page)
+        text = page.evaluate("document.body.innerText")
+        assert HOSTILE_TARGET in text and "What it does not prove" in text
+        assert page.evaluate("[...document.links].every(a => !a.href.startsWith('javascript'))")
+        assert index.evaluate("window.pwned") is None and page.evaluate("window.pwned") is None
+        assert not index.errors() and not page.errors()
+        index.screenshot(screenshots(tmp_path) / "register-index.png")
+        page.screenshot(screenshots(tmp_path) / "register-certificate.png")
