@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.reports import attestation, keys, verify
-from conformance.reports.package import ALTERED, INTACT, MANIFEST, REPORTS, STATEMENT, UNREADABLE
+from conformance.reports.package import (
+    ALTERED,
+    INTACT,
+    MANIFEST,
+    REPORTS,
+    STATEMENT,
+    UNREADABLE,
+    sha256,
+)
 
 MAX_PACKAGE_BYTES = 64 * 1024 * 1024
 MAX_MEMBER_BYTES = 32 * 1024 * 1024  # as declared: zipfile reads no more than a member declares
@@ -89,6 +97,13 @@ def signing_keyid(path: Path) -> object:
         return None
 
 
+def signed_digest(signed: dict) -> object:
+    """The sha256 the signed Statement gives conformance.json."""
+    subjects = signed.get("subject") if isinstance(signed.get("subject"), list) else []
+    named = [s for s in subjects if isinstance(s, dict) and s.get("name") == STATEMENT]
+    return (named[0].get("digest") or {}).get("sha256") if len(named) == 1 else None
+
+
 def verify_package(path: Path, public_key_path: Path) -> Verified:
     """What `verify FILE.zip --key PUBLIC.pem` says of a (screened) package, and the signed
     statement when it holds."""
@@ -100,14 +115,17 @@ def verify_package(path: Path, public_key_path: Path) -> Verified:
         return Verified(UNREADABLE, [f"cannot read it: {error}"], None)
     if status != INTACT:
         return Verified(status, lines, None)
-    # The statement the signature covers: read again, and held to the signature again, so that
-    # a file replaced between the two reads is not registered with another's statement.
-    files, envelope = verify.read_package(path)
-    signed, problems = attestation.check(envelope, files, keys.load_public_key(public_key_path))
+    # The statement the signature covers, read again (two small members, not the reports) and
+    # held to the signed digest again, so that a file replaced between the two reads is not
+    # registered with another's statement.
+    data = member(path, STATEMENT, MAX_MEMBER_BYTES)
+    envelope = member(path, attestation.ENVELOPE, MAX_ENVELOPE_BYTES)
     try:
-        statement = json.loads(files[STATEMENT])
-    except (KeyError, ValueError):
-        statement = None
-    if problems or not signed or not isinstance(statement, dict):
+        key = keys.load_public_key(public_key_path)
+        signed = attestation.signed_statement(attestation.open_envelope(envelope or b""), key)
+        statement = json.loads(data or b"")
+    except ValueError:
+        signed, statement = {}, None
+    if signed_digest(signed) != sha256(data or b"") or not isinstance(statement, dict):
         return Verified(ALTERED, [*lines, "the package changed while it was read"], None)
     return Verified(INTACT, lines, statement)
