@@ -5,8 +5,10 @@ states runs or becomes a link)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -289,3 +291,23 @@ def test_the_site_in_chromium_shows_what_verified_and_runs_nothing(vendors, tmp_
         assert not index.errors() and not page.errors()
         index.screenshot(screenshots(tmp_path) / "register-index.png")
         page.screenshot(screenshots(tmp_path) / "register-certificate.png")
+
+
+def test_vendor_and_implementation_are_stated_in_every_report(vendors):
+    reports = vendors.acme_reports
+    statement = json.loads((reports / "conformance.json").read_text())
+    assert (statement["vendor"], statement["implementation"]) == ("Acme Pets", "acme 1.0")
+    html = (reports / "report.html").read_text()
+    assert "<th>Vendor</th><td>Acme Pets</td>" in html
+    assert "<th>Implementation</th><td>acme 1.0</td>" in html
+    junit = (reports / "junit.xml").read_text()
+    assert '<property name="vendor" value="Acme Pets"' in junit
+    assert '<property name="implementation" value="acme 1.0"' in junit
+    with zipfile.ZipFile(vendors.acme_zip) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+        envelope = json.loads(archive.read("conformance.intoto.jsonl"))
+    assert (manifest["vendor"], manifest["implementation"]) == ("Acme Pets", "acme 1.0")
+    signed = json.loads(base64.b64decode(envelope["payload"]))
+    [run] = [c for c in signed["predicate"]["configuration"] if c["name"] == "run"]
+    assert run["annotations"]["vendor"] == "Acme Pets"
+    assert run["annotations"]["implementation"] == "acme 1.0"
