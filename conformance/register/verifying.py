@@ -84,7 +84,7 @@ def claimed_vendor(path: Path) -> object:
     """The vendor the package names, unverified: it only chooses the keys to verify with."""
     try:
         return json.loads(member(path, STATEMENT, MAX_MEMBER_BYTES) or b"").get("vendor")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # nested 100,000 deep: no vendor
         return None
 
 
@@ -93,7 +93,7 @@ def signing_keyid(path: Path) -> object:
     try:
         document = json.loads(member(path, attestation.ENVELOPE, MAX_ENVELOPE_BYTES) or b"")
         return document["signatures"][0]["keyid"]
-    except (ValueError, KeyError, IndexError, TypeError):
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
         return None
 
 
@@ -113,6 +113,8 @@ def verify_package(path: Path, public_key_path: Path) -> Verified:
         return Verified(UNREADABLE, [str(error)], None)
     except (OSError, zipfile.BadZipFile) as error:
         return Verified(UNREADABLE, [f"cannot read it: {error}"], None)
+    except RecursionError:  # JSON nested deeper than Python's parser goes
+        return Verified(UNREADABLE, ["a JSON member is nested too deep to read"], None)
     if status != INTACT:
         return Verified(status, lines, None)
     # The statement the signature covers, read again (two small members, not the reports) and
@@ -124,7 +126,7 @@ def verify_package(path: Path, public_key_path: Path) -> Verified:
         key = keys.load_public_key(public_key_path)
         signed = attestation.signed_statement(attestation.open_envelope(envelope or b""), key)
         statement = json.loads(data or b"")
-    except ValueError:
+    except (ValueError, RecursionError):
         signed, statement = {}, None
     if signed_digest(signed) != sha256(data or b"") or not isinstance(statement, dict):
         return Verified(ALTERED, [*lines, "the package changed while it was read"], None)

@@ -134,6 +134,12 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
         run_id="withdrawn-run",
     )
     packages.flipped_signature(vendors.acme_zip, uploads / "badsig.zip")
+    packages.rewritten(
+        vendors.acme_zip,
+        uploads / "deep.zip",
+        "conformance.json",
+        lambda d: b"[" * 100_000 + b"]" * 100_000,
+    )
     packages.garbage(uploads / "garbage.zip")
     packages.zip_bomb(uploads / "bomb.zip", gigabytes=1)
     ring = keyring(
@@ -164,6 +170,7 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
         "badsig.zip",
         "garbage.zip",
         "bomb.zip",
+        "deep.zip",
     }
     assert "conformance.json was altered" in reasons["tampered.zip"]
     assert "signed with a key of the vendor 'Bolt Pets'" in reasons["foreign.zip"]
@@ -172,8 +179,9 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
     assert "signature does not verify" in reasons["badsig.zip"]
     assert reasons["garbage.zip"] == "not a zip file"
     assert "zip bomb" in reasons["bomb.zip"]
-    assert "1 certified, 2 verified but not certified, 1 superseded, 7 rejected" in out
-    assert "11 of 11 packages" in err
+    assert "names no vendor" in reasons["deep.zip"]
+    assert "1 certified, 2 verified but not certified, 1 superseded, 8 rejected" in out
+    assert "12 of 12 packages" in err
     index = (tmp_path / "site" / "index.html").read_text()
     assert "acme 1.0" in index and "bolt 1.0" in index
     assert not any(name in index for name in reasons), "a rejected package on the public index"
