@@ -142,13 +142,16 @@ def main(args: list[str]) -> int:
     try:
         arguments = parse(args)
         paths = packages(arguments.inputs)
-        site.prepare(arguments.out)
         keyring = load(arguments.keyring)
-    except (Unusable, KeyringError, site.Unwritable) as error:
+    except (Unusable, KeyringError) as error:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return UNUSABLE
     try:
+        site.prepare(arguments.out)  # only once the input is known to be usable
         result = register(paths, keyring, arguments.valid_days, say)
+    except site.Unwritable as error:
+        print(f"petstore-conformance: {error}", file=sys.stderr)
+        return UNUSABLE
     finally:
         keyring.close()
     try:
