@@ -319,3 +319,50 @@ def test_vendor_and_implementation_are_stated_in_every_report(vendors):
     [run] = [c for c in signed["predicate"]["configuration"] if c["name"] == "run"]
     assert run["annotations"]["vendor"] == "Acme Pets"
     assert run["annotations"]["implementation"] == "acme 1.0"
+
+
+def test_a_certificate_expires_after_its_days_or_at_the_next_suite_version(
+    vendors, tmp_path, capsys
+):
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    key = vendors.acme[0]
+    packages.signed_variant(
+        vendors.acme_reports,
+        uploads / "old.zip",
+        key,
+        tmp_path,
+        implementation="old",
+        time="2020-01-01T00:00:00Z",
+    )
+    packages.signed_variant(
+        vendors.acme_reports,
+        uploads / "suite.zip",
+        key,
+        tmp_path,
+        implementation="earlier suite",
+        suite_version="0.0.1",
+    )
+    packages.signed_variant(vendors.acme_reports, uploads / "fresh.zip", key, tmp_path,
+                            implementation="fresh")  # fmt: skip
+    ring = keyring(tmp_path, vendors)
+    status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site",
+                                "--valid-days", "30")  # fmt: skip
+    assert status == 0, out + err
+    document = json.loads((tmp_path / "site" / "register.json").read_text())
+    assert [c["implementation"] for c in document["certificates"]] == ["fresh"]
+    reasons = {e["implementation"]: e["reason"] for e in document["not_certified"]}
+    assert reasons["old"] == "expired on 2020-01-31T00:00:00Z"
+    assert reasons["earlier suite"].startswith("expired: made with petstore-conformance 0.0.1")
+
+
+def test_a_bad_keyring_leaves_the_published_register_as_it_was(vendors, tmp_path, capsys):
+    site = tmp_path / "site"
+    ring = keyring(tmp_path, vendors)
+    assert register(capsys, vendors.acme_zip, "--keyring", ring, "--out", site)[0] == 0
+    before = sorted(p.relative_to(site) for p in site.rglob("*"))
+    (tmp_path / "broken.yaml").write_text("vendors: [", encoding="utf-8")
+    status, _, err = register(capsys, vendors.acme_zip, "--keyring", tmp_path / "broken.yaml",
+                              "--out", site)  # fmt: skip
+    assert status == 2 and "not YAML" in err
+    assert sorted(p.relative_to(site) for p in site.rglob("*")) == before
