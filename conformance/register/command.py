@@ -99,7 +99,8 @@ def register_one(path: Path, keyring: Keyring, valid_days: int, now) -> entries.
     run_id = verified.statement.get("run_id")
     if run_id in keyring.revoked:
         return f"certificate revoked: {keyring.revoked[run_id]}"
-    label = f"{key.keyid[:16]} ({key.label})"
+    # The key id only: the keyring's file names are the body's own, not for a public page.
+    label = f"key {key.keyid[:16]}, registered for {vendor}"
     return entries.entry(str(path), verified.statement, label, valid_days, now)
 
 
