@@ -92,9 +92,6 @@ def prepare(out: Path) -> None:
         raise Unwritable(f"--out {out}: holds files but no register.json; give an empty folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for name in OWN:
-            shutil.rmtree(out / name, ignore_errors=True)
-            (out / name).mkdir()
     except OSError as error:
         raise Unwritable(f"--out {out}: cannot write ({error.strerror or error})") from None
 
@@ -220,6 +217,11 @@ def rejected_page(result: Register) -> str:
 
 
 def write(out: Path, result: Register, title: str) -> None:
+    """The site, the folders of the last register replaced only now that all is known, so that
+    an interrupted register leaves the one before it whole for as long as it can."""
+    for name in OWN:
+        shutil.rmtree(out / name, ignore_errors=True)
+        (out / name).mkdir()
     (out / "style.css").write_text(STYLE, encoding="utf-8")
     for entry in [*result.current, *result.superseded]:
         (out / "certificates" / f"{entry.slug}.html").write_text(certificate(entry), "utf-8")
