@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conformance import cli
 from tests.checker.test_command import checker, new_key, run_command
@@ -366,3 +369,36 @@ def test_a_bad_keyring_leaves_the_published_register_as_it_was(vendors, tmp_path
                               "--out", site)  # fmt: skip
     assert status == 2 and "not YAML" in err
     assert sorted(p.relative_to(site) for p in site.rglob("*")) == before
+
+
+def test_the_matrix_workflows_last_job_registers_the_artifacts_as_download_artifact_lays_them(
+    vendors, tmp_path
+):
+    """ci-templates/certify-matrix.yml's register step, run as written by bash, over packages
+    laid out as actions/download-artifact lays out `package-*` artifacts (one folder each,
+    holding the report folder with the target's package in it)."""
+    root = Path(__file__).resolve().parents[2]
+    workflow = yaml.safe_load((root / "ci-templates" / "certify-matrix.yml").read_text())
+    certify, last = workflow["jobs"]["certify"], workflow["jobs"]["register"]
+    [action] = [s for s in certify["steps"] if "with" in s and "package" in s["with"]]
+    [download] = [s for s in last["steps"] if "download-artifact" in str(s.get("uses"))]
+    [step] = [s for s in last["steps"] if "register" in str(s.get("run"))]
+    for entry in certify["strategy"]["matrix"]["include"]:
+        artifact = action["with"]["artifact-name"].replace("${{ matrix.target }}", entry["target"])
+        package = action["with"]["package"].replace("${{ matrix.target }}", entry["target"])
+        placed = tmp_path / download["with"]["path"] / artifact / Path(package).name
+        placed.parent.mkdir(parents=True)
+        packages.signed_variant(vendors.acme_reports, placed, vendors.acme[0], tmp_path,
+                                implementation=entry["implementation"])  # fmt: skip
+    (tmp_path / "keyring.yaml").write_text(
+        f"vendors:\n  Acme Pets:\n    keys: [{vendors.acme[1]}]\n", encoding="utf-8"
+    )
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    finished = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
+                              env={**os.environ, "PATH": path}, capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    document = json.loads((tmp_path / "site" / "register.json").read_text())
+    assert sorted(c["implementation"] for c in document["certificates"]) == sorted(
+        e["implementation"] for e in certify["strategy"]["matrix"]["include"]
+    )
