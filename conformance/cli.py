@@ -18,6 +18,7 @@ from conformance.evidence import compare
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS
+from conformance.register import command as register_command
 from conformance.reports import attestation, verify
 from conformance.run import NoVerdict, open_run
 from conformance.settings import SettingsError, describe_day_plan, resolve
@@ -67,6 +68,18 @@ SUBCOMMANDS = {
         "usage: petstore-conformance intoto DIR\n\n"
         "Print the in-toto Statement (test-result v0.1) of a report folder, unsigned, for a "
         "signer of your own (cosign attest-blob, GitHub's artifact attestations).",
+    ),
+    "register": Subcommand(
+        register_command.main,
+        "`petstore-conformance register PACKAGES... --keyring KEYRING.yaml --out SITE_DIR` (a "
+        "certification body's register)",
+        f"usage: {register_command.USAGE} [--valid-days N] [--title TEXT]\n\n"
+        "A certification body's register: verify every package (*.zip, folders searched) "
+        "against the keys the keyring registers for the vendor it names; write "
+        "SITE_DIR/index.html (the certified implementations), a page and a badge per "
+        "certificate, rejected.html and register.json. Exit 0 when every package was "
+        "registered, 1 when any was rejected, 2 when the input is unusable. See "
+        "docs/certification.md.",
     ),
 }
 MAX_SHOWN_WORD = 40

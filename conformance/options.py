@@ -270,6 +270,23 @@ OPTIONS: tuple[Option, ...] = (
         group="reports",
     ),
     Option(
+        "vendor",
+        "text",
+        "who makes the implementation, stated in the signed statement and every report; a "
+        "certification body's register looks its signing key up by this name (printable, 100 "
+        "characters at most)",
+        metavar="NAME",
+        group="reports",
+    ),
+    Option(
+        "implementation",
+        "text",
+        "the implementation and its version, as it is to appear in a register (printable, 200 "
+        "characters at most)",
+        metavar="TEXT",
+        group="reports",
+    ),
+    Option(
         "sign_key",
         "file",
         "PEM private key (Ed25519 or ECDSA P-256, unencrypted): sign the reports as an in-toto "

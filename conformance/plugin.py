@@ -306,7 +306,8 @@ def pytest_sessionfinish(session: pytest.Session):
     session.exitstatus = state.conclusion.exit_status
     yield  # pytest-html and junitxml write their reports here
     if session.config.option.xmlpath:
-        junit.agree(Path(session.config.option.xmlpath), state.verdict, state.conclusion)
+        stated = {"vendor": run.settings.vendor, "implementation": run.settings.implementation}
+        junit.agree(Path(session.config.option.xmlpath), state.verdict, state.conclusion, stated)
     closing.write_attestation(run, state.conclusion)
     closing.write_package(run, state.conclusion)
     session.exitstatus = state.conclusion.exit_status  # 2 if the package could not be written

@@ -19,6 +19,8 @@ TAG_LENGTH = 5
 
 # A header value: visible ASCII and spaces, nothing a target could read as a second header.
 USER_AGENT = re.compile(r"[\x20-\x7e]{1,256}")
+# --vendor and --implementation: one line of printable text (any script), bounded, for a register.
+NAMES = {"vendor": 100, "implementation": 200}
 
 SMOKE_BUDGET = 30
 SCENARIO_BUDGET = 400
@@ -97,6 +99,8 @@ class RunSettings:
             raise SettingsError(
                 "--user-agent must be 1 to 256 printable ASCII characters (no line breaks)"
             )
+        for name, longest in NAMES.items():
+            check_name(name, getattr(self, name), longest)
         if self.plan not in PLAN_NAMES:
             raise SettingsError(f"unknown plan {self.plan!r}: use one of {', '.join(PLAN_NAMES)}")
         if self.profile not in PROFILES:
@@ -173,6 +177,15 @@ Settings = dataclasses.make_dataclass(
 )
 """A run's settings: a field for each option of OPTIONS (its default when not given), and the
 run's id."""
+
+
+def check_name(name: str, value: str | None, longest: int) -> None:
+    if value is None:
+        return
+    if not value.strip() or len(value) > longest or not value.isprintable():
+        raise SettingsError(
+            f"--{name} must be 1 to {longest} printable characters (no control characters)"
+        )
 
 
 def check_keys(main: str, spare: str | None, base_url: str) -> None:

@@ -69,6 +69,8 @@ def where(document: dict) -> dict:
 def configuration(document: dict, baseline: bytes | None) -> list[ResourceDescriptor]:
     """What the run was: the suite, the interface it checks against, the target and how."""
     run = {
+        "vendor": document.get("vendor"),
+        "implementation": document.get("implementation"),
         "plan": document.get("plan"),
         "planLimits": document.get("plan_limits"),
         "profile": document.get("profile"),

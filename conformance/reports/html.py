@@ -96,6 +96,7 @@ def facts_table(run: Run, verdict: Verdict) -> str:
     )
     minute, day = settings.plan_limits
     rows = [
+        *stated_rows(settings),
         ("Target", settings.base_url + (" (bundled reference)" if run.reference else "")),
         *connection_rows(run.connection_fields()),
         ("Plan", f"{settings.plan} ({minute or '?'} per minute, {day or '?'} per day)"),
@@ -120,6 +121,12 @@ def facts_table(run: Run, verdict: Verdict) -> str:
     rows += [("Warning", warning) for warning in run.warnings]
     cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
     return f"<table>{cells}</table>"
+
+
+def stated_rows(settings) -> list[tuple[str, str]]:
+    """--vendor and --implementation, where given."""
+    given = (("Vendor", settings.vendor), ("Implementation", settings.implementation))
+    return [(label, value) for label, value in given if value]
 
 
 def connection_rows(fields: dict) -> list[tuple[str, str]]:

@@ -26,7 +26,7 @@ COUNTS = ("tests", "failures", "errors", "skipped")
 NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def agree(path: Path, verdict: Verdict, conclusion: Conclusion) -> None:
+def agree(path: Path, verdict: Verdict, conclusion: Conclusion, stated: dict | None = None) -> None:
     """Rewrite `path` so that its failures and errors say what the exit status says."""
     try:
         tree = ET.parse(path)
@@ -51,6 +51,7 @@ def agree(path: Path, verdict: Verdict, conclusion: Conclusion) -> None:
     if conclusion.exit_status == 2:
         reason = conclusion.result_reason or verdict.reason or verdict.undecided
         add_case(suite, "verdict", "error", f"{NO_VERDICT}: {reason or 'the run did not end'}")
+    add_properties(suite, stated or {})
     recount(suite)
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
@@ -62,6 +63,19 @@ def excuse_failures(suite: ET.Element) -> None:
             case.remove(failure)
             skipped = ET.SubElement(case, "skipped", type="expected failure")
             skipped.set("message", "expected failure: " + (failure.get("message") or ""))
+
+
+def add_properties(suite: ET.Element, stated: dict) -> None:
+    """--vendor and --implementation, where given, as the suite's properties."""
+    given = {name: value for name, value in stated.items() if value}
+    if not given:
+        return
+    properties = suite.find("properties")
+    if properties is None:
+        properties = ET.Element("properties")
+        suite.insert(0, properties)
+    for name, value in given.items():
+        ET.SubElement(properties, "property", name=name, value=NOT_IN_XML.sub("", value))
 
 
 def add_case(suite: ET.Element, name: str, kind: str, message: str) -> None:

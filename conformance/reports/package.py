@@ -37,6 +37,8 @@ FACTS = (
     "spec_version",
     "spec_sha256",
     "interface_sha256",
+    "vendor",
+    "implementation",
     "target",
     "plan",
     "profile",

@@ -77,6 +77,9 @@ def statement(
         "spec_version": spec.spec_version(),
         "spec_sha256": spec.openapi_sha256(),
         "interface_sha256": spec.interface_sha256(),
+        # Who states it, and of what (--vendor, --implementation): a register's key lookup.
+        "vendor": settings.vendor,
+        "implementation": settings.implementation,
         "target": settings.base_url,
         "bundled_reference": run.reference is not None,
         # The proxy, the CAs trusted, whether the certificate was verified at all, its facts.

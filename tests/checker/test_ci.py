@@ -126,11 +126,27 @@ def broken_gitlab(template: dict) -> dict:
     return job
 
 
+def workflow(document: dict) -> dict:
+    """The workflow as GitHub reads it: YAML 1.1 reads the key `on` as true, and the copy
+    written back must say `on` again."""
+    if True in document:
+        document["on"] = document.pop(True)
+    return document
+
+
+def broken_workflow(document: dict) -> dict:
+    """The register job without the machine it runs on."""
+    document = workflow(document)
+    del document["jobs"]["register"]["runs-on"]
+    return document
+
+
 @pytest.mark.parametrize(
     ("path", "schema", "shown", "broken"),
     [
         ("action.yml", "vendor.github-actions", as_is, broken_action),
         ("ci-templates/gitlab-ci.yml", "vendor.gitlab-ci", visible, broken_gitlab),
+        ("ci-templates/certify-matrix.yml", "vendor.github-workflows", workflow, broken_workflow),
     ],
 )
 def test_the_ci_files_are_valid_against_their_published_schemas(
@@ -379,3 +395,31 @@ def test_the_install_step_then_the_check_step_as_a_runner_runs_them(reference, t
     step = run_step("check.sh", tmp_path, environment, CHECK_TIMEOUT)
     assert step.finished.status == 0, step.finished.describe()
     assert step.outputs["verdict"] == "conformant"
+
+
+MATRIX = yaml.safe_load((ROOT / "ci-templates" / "certify-matrix.yml").read_text(encoding="utf-8"))
+
+
+def test_the_matrix_signs_one_package_per_target_and_the_last_job_registers_them_all():
+    certify, register = MATRIX["jobs"]["certify"], MATRIX["jobs"]["register"]
+    [action] = [s for s in certify["steps"] if str(s.get("uses", "")).endswith("conformance@main")]
+    assert set(action["with"]) <= set(ACTION["inputs"]), "an input the action does not have"
+    assert action["with"]["sign-key"].startswith("${{ runner.temp }}")  # not in the artifact
+    assert action["with"]["package"].startswith(ACTION["inputs"]["report-dir"]["default"] + "/")
+    assert "${{ matrix.target }}" in action["with"]["package"]
+    targets = [entry["target"] for entry in certify["strategy"]["matrix"]["include"]]
+    assert len(targets) == len(set(targets)) >= 2
+    assert certify["strategy"]["fail-fast"] is False and action["continue-on-error"] is True
+    assert register["needs"] == "certify" and register["if"] == "always()"
+    [download] = [s for s in register["steps"] if "download-artifact" in str(s.get("uses"))]
+    prefix = action["with"]["artifact-name"].split("$")[0]
+    assert download["with"]["pattern"] == prefix + "*"
+    [command] = [s["run"] for s in register["steps"] if "register" in str(s.get("run"))]
+    assert command.split()[:3] == ["petstore-conformance", "register", download["with"]["path"]]
+
+
+def test_the_action_hands_vendor_implementation_and_sign_key_to_the_checker():
+    environment = check_step()["env"]
+    assert environment["PETSTORE_VENDOR"] == "${{ inputs.vendor }}"
+    assert environment["PETSTORE_IMPLEMENTATION"] == "${{ inputs.implementation }}"
+    assert environment["PETSTORE_SIGN_KEY"] == "${{ inputs.sign-key }}"

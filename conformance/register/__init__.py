@@ -1,0 +1,1 @@
+"""`petstore-conformance register`: a certification body's register of signed packages."""
