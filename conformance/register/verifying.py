@@ -4,7 +4,7 @@ A package is never trusted more than `verify` trusts it: the register asks it, a
 says. This module adds only what a register needs before and after: bounds checked before a
 byte is decompressed (so that a thousand uploads, zip bombs among them, stay in bounded memory),
 the vendor a package names (to choose the keys to ask with) and the statement that verified.
-When `verify` itself bounds and reads its input once, `verify_package` is re-pointed at it.
+`verify` bounds and reads its input once (`conformance.reports.verify.verify_evidence`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance import signing_keys as keys
 from conformance.reports import attestation, verify
 from conformance.reports.package import (
     ALTERED,
@@ -23,7 +22,6 @@ from conformance.reports.package import (
     MANIFEST,
     REPORTS,
     STATEMENT,
-    UNREADABLE,
     sha256,
 )
 
@@ -107,28 +105,17 @@ def signed_digest(signed: dict) -> object:
 
 def verify_package(path: Path, public_key_path: Path) -> Verified:
     """What `verify FILE.zip --key PUBLIC.pem` says of a (screened) package, and the signed
-    statement when it holds."""
-    try:
-        status, lines = verify.verify_signed(path, public_key_path)
-    except (verify.Unreadable, keys.KeyFileError) as error:
-        return Verified(UNREADABLE, [str(error)], None)
-    except (OSError, zipfile.BadZipFile) as error:
-        return Verified(UNREADABLE, [f"cannot read it: {error}"], None)
-    except RecursionError:  # JSON nested deeper than Python's parser goes
-        return Verified(UNREADABLE, ["a JSON member is nested too deep to read"], None)
-    if status != INTACT:
-        return Verified(status, lines, None)
-    # The statement the signature covers, read again (two small members, not the reports) and
-    # held to the signed digest again, so that a file replaced between the two reads is not
-    # registered with another's statement.
+    conformance.json when it holds."""
+    result = verify.verify_evidence(path, public_key_path)
+    if result.status != INTACT or result.statement is None:
+        return Verified(result.status, result.lines, None)
+    # The report the signature covers, read again and held to the signed digest again, so that
+    # a file replaced between the two reads is not registered with another's statement.
     data = member(path, STATEMENT, MAX_MEMBER_BYTES)
-    envelope = member(path, attestation.ENVELOPE, MAX_ENVELOPE_BYTES)
     try:
-        key = keys.load_public_key(public_key_path)
-        signed = attestation.signed_statement(attestation.open_envelope(envelope or b""), key)
         statement = json.loads(data or b"")
     except (ValueError, RecursionError):
-        signed, statement = {}, None
-    if signed_digest(signed) != sha256(data or b"") or not isinstance(statement, dict):
-        return Verified(ALTERED, [*lines, "the package changed while it was read"], None)
-    return Verified(INTACT, lines, statement)
+        statement = None
+    if signed_digest(result.statement) != sha256(data or b"") or not isinstance(statement, dict):
+        return Verified(ALTERED, [*result.lines, "the package changed while it was read"], None)
+    return Verified(INTACT, result.lines, statement)
