@@ -10,26 +10,37 @@ the exit status is non-zero when any phase failed.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tempfile
+from typing import IO
 
 # Eight workers on two cores: the checker runs of test_faults_and_variants spend part of their
 # time waiting out rate-limit windows. Work stealing keeps the long ones from queueing behind
 # each other. Then the tests marked solo, each needing a core of its own: the client zoo's on
 # one worker, the bursts' on the other, one at a time on each (tests/conftest.py groups them);
 # last, alone, the one that needs both cores.
+PARALLEL = "not solo and not big and not day_minute"
 PHASES = (
-    ("parallel", ["-n", "8", "--dist", "worksteal", "-m", "not solo and not big"]),
+    ("parallel", ["-n", "8", "--dist", "worksteal", "-m", PARALLEL]),
     ("solo", ["-n", "2", "--dist", "loadgroup", "-m", "solo and not machine"]),
     ("machine", ["-m", "machine"]),
 )
-TIMEOUT = ["--timeout", "900"]  # seconds a test may take
+# The day profile on the real minute: about 20 minutes a test, nearly all of it waiting for
+# windows, so they run beside the three phases from the start (their output is printed after).
+BESIDE = ("day on the real minute", ["-n", "2", "-m", "day_minute"])
+TIMEOUT = ["--timeout", "900"]  # seconds a test may take (a marker may say more)
 NO_TESTS = 5  # pytest's exit status when nothing was selected
+
+
+def command_of(arguments: list[str]) -> list[str]:
+    return [sys.executable, "-m", "pytest", *TIMEOUT, *arguments]
 
 
 def run_phase(arguments: list[str]) -> tuple[int, str]:
     """Run pytest, its output passed through as it comes; its exit status and closing line."""
-    command = [sys.executable, "-m", "pytest", *TIMEOUT, *arguments]
+    command = command_of(arguments)
     print("phase:", " ".join(command), flush=True)
     closing = ""
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as pytest:
@@ -41,18 +52,49 @@ def run_phase(arguments: list[str]) -> tuple[int, str]:
     return pytest.returncode, closing
 
 
+def start_beside(arguments: list[str], log: IO[bytes]) -> subprocess.Popen:
+    return subprocess.Popen(command_of(arguments), stdout=log, stderr=subprocess.STDOUT)
+
+
+def end_beside(process: subprocess.Popen, log: IO[bytes]) -> tuple[int, str]:
+    """Wait for the phase run beside the others; print its output; its status, closing line."""
+    status = process.wait()
+    log.seek(0)
+    output = log.read()
+    print(f"phase beside the others: {' '.join(map(str, process.args))}", flush=True)
+    sys.stdout.buffer.write(output)
+    lines = [line for line in output.decode(errors="replace").splitlines() if line.strip()]
+    return status, lines[-1].strip() if lines else ""
+
+
 def failed(status: int, narrowed: bool) -> bool:
     """A phase that selected nothing fails, unless the caller's own arguments narrowed it (one
     module's tests are all in one phase)."""
     return status != 0 and not (status == NO_TESTS and narrowed)
 
 
+COUNTS = re.compile(r"(\d+) (passed|failed|errors?)")
+
+
+def totals(closings: list[str]) -> str:
+    """Every phase's tests added up, in the plain closing line CI reads."""
+    counted = {"passed": 0, "failed": 0}
+    for closing in closings:
+        for number, word in COUNTS.findall(closing):
+            counted["passed" if word == "passed" else "failed"] += int(number)
+    return f"tests: {counted['passed']} passed, {counted['failed']} failed"
+
+
 def main(extra: list[str]) -> int:
-    results = [(name, *run_phase([*arguments, *extra])) for name, arguments in PHASES]
+    with tempfile.TemporaryFile() as log:
+        beside = start_beside([*BESIDE[1], *extra], log)
+        results = [(name, *run_phase([*arguments, *extra])) for name, arguments in PHASES]
+        results.append((BESIDE[0], *end_beside(beside, log)))
     failures = [name for name, status, _ in results if failed(status, bool(extra))]
     print(f"\nphases failed: {', '.join(failures)}" if failures else "\nphases: all passed")
     for name, status, closing in results:  # pytest's closing lines stay the last of the log
         print(f"{name} (exit {status}): {closing}")
+    print(totals([closing for _, _, closing in results]))
     return 1 if failures else 0
 
 

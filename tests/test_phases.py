@@ -20,6 +20,10 @@ def test_solo_passes():
 @pytest.mark.machine
 def test_machine_passes():
     pass
+
+@pytest.mark.day_minute
+def test_beside_passes():
+    pass
 """
 
 
@@ -39,6 +43,7 @@ def three_tests(tmp_path, monkeypatch):
     monkeypatch.setattr(
         phases, "PHASES", [(name, one_process(args)) for name, args in phases.PHASES]
     )
+    monkeypatch.setattr(phases, "BESIDE", (phases.BESIDE[0], one_process(phases.BESIDE[1])))
     (tmp_path / "test_three.py").write_text(TESTS, encoding="utf-8")
     return tmp_path
 
@@ -47,10 +52,13 @@ def test_a_failed_phase_does_not_stop_the_next_and_fails_the_whole(three_tests, 
     status = phases.main([str(three_tests), "-p", "no:cacheprovider", "-p", "no:xdist"])
     lines = capfd.readouterr().out.splitlines()
     assert status == 1
-    assert lines[-4] == "phases failed: parallel"
-    assert lines[-3].startswith("parallel (exit 1): ") and "1 failed" in lines[-3]
-    assert lines[-2].startswith("solo (exit 0): ") and "1 passed" in lines[-2]
-    assert lines[-1].startswith("machine (exit 0): ") and "1 passed" in lines[-1]
+    assert lines[-6] == "phases failed: parallel"
+    assert lines[-5].startswith("parallel (exit 1): ") and "1 failed" in lines[-5]
+    assert lines[-4].startswith("solo (exit 0): ") and "1 passed" in lines[-4]
+    assert lines[-3].startswith("machine (exit 0): ") and "1 passed" in lines[-3]
+    assert lines[-2].startswith("day on the real minute (exit 0): ") and "1 passed" in lines[-2]
+    # the plain closing line CI reads (the machine test, not marked solo here, runs twice)
+    assert lines[-1] == "tests: 4 passed, 1 failed"
     assert any("the parallel phase's failure" in line for line in lines)  # its own output
 
 

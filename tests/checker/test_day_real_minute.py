@@ -7,11 +7,20 @@ beside the other phases, not in one of them (tests/phases.py)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.shared.checker_runs import CheckerRun, assert_no_key_in_outputs, new_keys, run_command
+from tests.shared.checker_runs import (
+    CheckerRun,
+    assert_no_key_in_outputs,
+    new_keys,
+    run_against_app,
+    run_command,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 # The full run (about 70 s), then the day's windows left after it, a minute and a reset each,
 # with a margin: what the day profile's own default deadline allows for the free plan.
@@ -41,3 +50,27 @@ def test_reference_spends_its_day_on_the_real_minute(reference_server, tmp_path:
     }, run.describe()
     assert run.statement["requests"]["per_key"]["spare"] <= 1_000 + 20 * 4, run.statement
     assert_no_key_in_outputs(run)
+
+
+@pytest.mark.slow
+@pytest.mark.day_minute
+@pytest.mark.timeout(RUN_TIMEOUT + 60)
+def test_flask_limiter_with_its_day_is_conformant_on_the_real_minute(tmp_path: Path) -> None:
+    """ "60 per minute;1000 per day" as Flask-Limiter's documentation writes it: the minute's
+    headers until the day's 429, which reports the day."""
+    command = [sys.executable, "-m", "tests.shared.stacks.flask_limiter_app"]
+    command += ["--configuration", "careful-day", "--minute-seconds", "60"]
+    run = run_against_app(
+        command,
+        "--key",
+        tmp_path / "day",
+        "free",
+        env={"PYTHONPATH": str(PROJECT_ROOT)},
+        timeout=RUN_TIMEOUT,
+        options=("--profile", "day"),
+    )
+    requests = run.statement["requests"]
+    print(f"Flask-Limiter, real minute, day profile: {run.seconds:.0f} s, {requests}")
+    assert run.status == 0, run.describe()
+    outcomes = day_outcomes(run)
+    assert outcomes["LIM-DAY-ENFORCED"] == outcomes["LIM-DAY-HONOURED"] == "passed", run.describe()

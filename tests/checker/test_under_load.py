@@ -42,6 +42,7 @@ def cpu_hog() -> Iterator[None]:
 
 
 @pytest.mark.slow
+@pytest.mark.solo
 @pytest.mark.machine
 @pytest.mark.parametrize("fault", SENSITIVE_FAULTS)
 def test_a_fault_is_never_conformant_under_load(fault: str, cpu_hog: None, tmp_path: Path) -> None:
@@ -52,6 +53,7 @@ def test_a_fault_is_never_conformant_under_load(fault: str, cpu_hog: None, tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.solo
 @pytest.mark.machine
 @pytest.mark.parametrize("variant", SENSITIVE_VARIANTS)
 def test_a_correct_variant_is_conformant_under_load(
