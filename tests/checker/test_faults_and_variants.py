@@ -57,10 +57,13 @@ def test_variant_passes(variant: str, tmp_path: Path) -> None:
 def test_should_deviation_warns_and_fails_only_when_strict(deviation: str, tmp_path: Path) -> None:
     expected = WARNINGS[deviation].requirement
     for round_ in range(1, ROUNDS + 1):
-        run = run_checker(tmp_path / f"round-{round_}", faults=[deviation])
+        options = WARNINGS[deviation].options
+        run = run_checker(tmp_path / f"round-{round_}", faults=[deviation], options=options)
         assert run.status == 0, f"round {round_}: a SHOULD is a warning: {run.describe()}"
         assert expected in run.statement["warned_requirements"], run.describe()
-        strict = run_checker(tmp_path / f"strict-{round_}", [deviation], options=["--strict"])
+        strict = run_checker(
+            tmp_path / f"strict-{round_}", [deviation], options=[*options, "--strict"]
+        )
         assert strict.status == 1, f"round {round_}: --strict fails it: {strict.describe()}"
         assert expected in strict.statement["failed_requirements"], strict.describe()
         assert_no_key_leaked(run)

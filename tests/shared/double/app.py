@@ -380,7 +380,7 @@ class PetStoreDouble:
                 decision.retry_at = until
         if self.fault("day-refused-behind-minute-headers"):
             hide_the_day(decision)
-        if self.variant("minute-headers-until-day") and decision.allowed:
+        if self.fault("minute-headers-until-day") and decision.allowed:
             decision.report = decision.minute  # Flask-Limiter's, slowapi's, express-rate-limit's
         if decision.allowed:
             self.announced_retry.pop(identity, None)
