@@ -116,7 +116,9 @@ def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int
     boundary, as fixed windows allow and a limiter refilled continuously at the plan's figure
     does not (it has given back a quarter of its quota at most). Begun early, the run would
     catch such a limiter only when it happened to start late in a window. The wait costs no
-    time: the run waits for the reset after the burst all the same. True where it waited."""
+    time where the window has more than that left: the run waits for the reset after the burst
+    all the same; met in its last quarter, the key waits for the next one's. True where it
+    waited."""
     seen = snapshot(client.get(PATH, key=label))
     if per_minute is None or seen.limit != per_minute or seen.reset is None:
         return False
@@ -126,13 +128,13 @@ def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int
     left = clock.seconds_left(seen.reset)
     window = window_length(of_the_key(client.exchanges, label), clock)
     trip = round_trip(client.exchanges, label)
-    # Twice the time its wave takes where the server answers two at a time: room to land.
-    landing = (seen.remaining + 1) * trip
-    lead = max(BOUNDARY_LEAD, BOUNDARY_SHARE * window, SETTLE_MARGIN + landing)
-    if left > LONGEST_WAIT or left <= lead + SETTLE_MARGIN:
+    lead = max(BOUNDARY_LEAD, BOUNDARY_SHARE * window)
+    if left > LONGEST_WAIT or lead >= window - SETTLE_MARGIN:
         return False
     if plan_wave(seen.remaining + 1, trip, lead) is None:
-        return False  # its wave could not land that late: it goes now, as before
+        return False  # its wave could not land in half that time: it goes now, as before
+    if left <= lead + SETTLE_MARGIN:
+        left += window  # too late in this one already: late in the next
     client.wait(label, left - lead, "late in its window, to spend the next one just after")
     return True
 

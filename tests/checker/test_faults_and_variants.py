@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared.checker_runs import CheckerRun, assert_no_key_leaked, run_checker
+from tests.shared.checker_runs import (
+    MINUTE_SECONDS,
+    CheckerRun,
+    assert_no_key_leaked,
+    run_checker,
+)
 from tests.shared.double import FAULTS, VARIANT_OPTIONS, VARIANTS, WARNINGS
 
 # Consecutive runs must agree: a verdict that depends on luck is a defect of the check.
@@ -31,7 +36,13 @@ def assert_hint_shown(run: CheckerRun, requirement: str, words: str) -> None:
 def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
     expected = FAULTS[fault].requirement
     for round_ in range(1, ROUNDS + 1):
-        run = run_checker(tmp_path / f"round-{round_}", [fault], options=FAULTS[fault].options)
+        minute = FAULTS[fault].minute_seconds or MINUTE_SECONDS
+        run = run_checker(
+            tmp_path / f"round-{round_}",
+            [fault],
+            options=FAULTS[fault].options,
+            minute_seconds=minute,
+        )
         assert run.status == 1, f"round {round_}: {fault} must be not conformant: {run.describe()}"
         assert expected in run.statement["failed_requirements"], (
             f"round {round_}: {fault} must fail {expected}: {run.describe()}"

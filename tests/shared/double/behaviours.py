@@ -21,6 +21,7 @@ class Fault:
     description: str
     options: tuple[str, ...] = ()  # what the checker needs to see it (an opt-in)
     hint: str | None = None  # words the failure's hint must carry
+    minute_seconds: float | None = None  # the double's minute, where the default is too short
 
 
 FAULTS: dict[str, Fault] = {
@@ -231,7 +232,10 @@ FAULTS: dict[str, Fault] = {
         "LIM-QUOTA-HONOURED",
         "A limiter in front refilled continuously at the plan's figure (a token bucket per key): "
         "a quota spent at a window's end is back only as time passes, so the next window's "
-        "announced quota is refused, with the front's own 429 and no rate-limit headers.",
+        "announced quota is refused, with the front's own 429 and no rate-limit headers. On a "
+        "10 s minute: on 3 s, a whole-second Retry-After alone is a third of the window the "
+        "front refills in.",
+        minute_seconds=10.0,
     ),
     "no-retry-after": Fault("LIM-RETRY-AFTER", "429 responses carry no Retry-After."),
     "retry-after-fractional": Fault(
