@@ -31,7 +31,15 @@ from securesystemslib.signer import Signer, SSlibKey
 from conformance import signing_keys as keys
 from conformance import strict_json
 from conformance.reports.contents import Contents
-from conformance.reports.package import BASELINE, ENVELOPE, MANIFEST, REPORTS, STATEMENT, sha256
+from conformance.reports.package import (
+    BASELINE,
+    ENVELOPE,
+    GITHUB_BUNDLE,
+    MANIFEST,
+    REPORTS,
+    STATEMENT,
+    sha256,
+)
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 PREDICATE_TYPE = "https://in-toto.io/attestation/test-result/v0.1"
@@ -304,9 +312,8 @@ def subject_problems(statement: dict, contents: Contents, in_package: bool) -> l
                 problems.append(f"{name} is signed but missing")
         elif member.damaged or member.sha256 != digest:
             problems.append(f"{name} was altered since it was signed (not the signed sha256)")
-    unsigned = (
-        set(contents.members) - set(signed) - {ENVELOPE} - ({MANIFEST} if in_package else set())
-    )
+    signatures = {ENVELOPE} | ({MANIFEST} if in_package else {GITHUB_BUNDLE})
+    unsigned = set(contents.members) - set(signed) - signatures
     problems += [f"{name} is not signed" for name in sorted(unsigned)]
     return problems
 

@@ -91,6 +91,9 @@ def build(
 
 
 ENVELOPE = "conformance.intoto.jsonl"  # the run's signed attestation (attestation.py)
+GITHUB_BUNDLE = "conformance.sigstore.json"
+"""GitHub's attestation bundle of the run (the Action's `attest`), kept beside the evidence: a
+signature of the files, as the envelope is, checked by `gh attestation verify --bundle`."""
 # What verify parses, with the most of each it reads (inflated): every other file is hashed as
 # it is read. A statement of a full run is a few hundred KiB, an envelope a few dozen.
 DOCUMENTS = {STATEMENT: 16 * 1024 * 1024, MANIFEST: 1024 * 1024, ENVELOPE: 4 * 1024 * 1024}

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from securesystemslib.signer import SSlibKey
 
 from conformance import __version__, signing_keys, spec
-from conformance.reports import attestation
+from conformance.reports import attestation, package
 from conformance.reports import verify as verify_command
 from conformance.settings import SettingsError, resolve
 from tests.checker.test_command import Finished, checker, installed_script, run_command
@@ -545,3 +545,18 @@ def test_a_run_with_no_verdict_is_signed_failed_and_says_why(tmp_path, vendor, v
     said = annotations(statement)
     assert said["verdict"] == "no verdict" and said["exitStatus"] == "2"
     assert said["reason"] == document["reason"] and "--max-requests" in said["reason"]
+
+
+def test_githubs_bundle_kept_beside_the_reports_is_a_signature_not_an_unsigned_file(
+    signed, vendor, tmp_path, verified
+):
+    """The Action keeps actions/attest's bundle in the report folder (conformance.sigstore.json):
+    `verify` takes it for a signature of the files, as the envelope; any other file is not."""
+    folder = tmp_path / "reports"
+    shutil.copytree(signed.reports, folder)
+    (folder / package.GITHUB_BUNDLE).write_text('{"mediaType": "application/vnd.dev.sigstore"}')
+    assert verified(folder, vendor.public).status == 0
+    (folder / "certificate.html").write_text("<p>conformant, PASSED</p>")
+    refused = verified(folder, vendor.public)
+    assert refused.status == 1
+    assert "certificate.html is not signed" in refused.stdout

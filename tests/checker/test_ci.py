@@ -68,6 +68,7 @@ def test_the_steps_are_the_repository_scripts_and_the_reports_are_kept():
         'bash "$GITHUB_ACTION_PATH/ci-templates/install.sh"',
         'bash "$GITHUB_ACTION_PATH/ci-templates/check.sh"',
         'bash "$GITHUB_ACTION_PATH/ci-templates/attest.sh"',
+        'cp "$BUNDLE" "$REPORT_DIR/conformance.sigstore.json"',
     ]
     [upload] = [s for s in ACTION["runs"]["steps"] if "upload-artifact" in s.get("uses", "")]
     assert upload["if"] == "always()"
@@ -81,8 +82,9 @@ def test_the_attest_input_hands_the_runs_statement_to_actions_attest():
     assert "id-token" in ACTION["inputs"]["attest"]["description"]
     steps = ACTION["runs"]["steps"]
     names = [s.get("id") or s.get("uses", "").split("@")[0] for s in steps]
-    prepare, attest = steps[names.index("statement")], steps[names.index("actions/attest")]
-    assert names.index("check") < names.index("statement") < names.index("actions/attest")
+    prepare, attest = steps[names.index("statement")], steps[names.index("attest")]
+    assert names.index("check") < names.index("statement") < names.index("attest")
+    assert attest["uses"].startswith("actions/attest@")
     assert prepare["run"].endswith('ci-templates/attest.sh"')
     for step in (prepare, attest):
         assert "always()" in step["if"] and "inputs.attest == 'true'" in step["if"]
@@ -92,6 +94,25 @@ def test_the_attest_input_hands_the_runs_statement_to_actions_attest():
         "predicate-type": attestation.PREDICATE_TYPE,
         "predicate-path": "${{ steps.statement.outputs.predicate-path }}",
     }
+
+
+def test_the_attestation_bundle_is_kept_with_the_reports(tmp_path):
+    """actions/attest's bundle is copied into the report folder before it is uploaded, so that
+    a certification body checks it offline (`gh attestation verify --bundle`); the step's
+    script runs here as a runner runs it, its inputs through the environment, never inlined."""
+    steps = ACTION["runs"]["steps"]
+    names = [s.get("id") or s.get("uses", "").split("@")[0] for s in steps]
+    [keep] = [s for s in steps if "BUNDLE" in s.get("env", {})]
+    assert names.index("attest") < steps.index(keep) < names.index("actions/upload-artifact")
+    assert keep["if"] == "always() && steps.attest.outputs.bundle-path != ''"
+    assert keep["env"]["BUNDLE"] == "${{ steps.attest.outputs.bundle-path }}"
+    assert "${{" not in keep["run"]
+    bundle, reports = tmp_path / "attestation.json", tmp_path / "reports"
+    bundle.write_text('{"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json"}')
+    reports.mkdir()
+    environment = {**os.environ, "BUNDLE": str(bundle), "REPORT_DIR": str(reports)}
+    subprocess.run(["bash", "-c", keep["run"]], env=environment, check=True, timeout=CHECK_TIMEOUT)
+    assert (reports / "conformance.sigstore.json").read_bytes() == bundle.read_bytes()
 
 
 def schema_errors(path: Path, schema: str) -> subprocess.CompletedProcess:
