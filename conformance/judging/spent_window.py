@@ -34,6 +34,7 @@ class SpentWindow:
     opening: Snapshot
     spent: list[Snapshot] = field(default_factory=list)
     days: str = ""  # why its refusal is the day's (conformance.judging.day_refusal), if it is
+    before: Snapshot | None = None  # the key's last response before it opened (the day's)
 
     @property
     def history(self) -> list[Snapshot]:
@@ -99,7 +100,10 @@ def judge_nearest_window(window: SpentWindow, per_minute: int) -> None:
             refusal.exchange,
         )
         return
-    if opening.limit != per_minute or opening.remaining is None or not opening.served:
+    if not opening.served:
+        judge_refused_opening(window, per_minute)
+        return
+    if opening.limit != per_minute or opening.remaining is None:
         return
     served = sum(1 for s in window.spent if s.served)
     expect(
@@ -110,6 +114,25 @@ def judge_nearest_window(window: SpentWindow, per_minute: int) -> None:
         f"({window.days}): the headers should report the window closest to its end"
         if served < opening.remaining
         else f"{window.name}: the day refused once what its headers announced was served",
+        refusal.exchange,
+    )
+
+
+def judge_refused_opening(window: SpentWindow, per_minute: int) -> None:
+    """The day refused a window's first request: the response before it announced what was
+    left; a minute's Remaining of 1 or more there was more than the day had."""
+    before, refusal = window.before, window.opening
+    if before is None or before.limit != per_minute or before.remaining is None:
+        return
+    announced = before.remaining if before.served else 0
+    expect(
+        "LIM-REMAINING-NEAREST",
+        announced == 0,
+        f"{window.name}: the response before it said X-RateLimit-Remaining: {announced} of the "
+        f"minute's {per_minute}, yet the day refused the next request ({window.days}): the "
+        "headers should report the window closest to its end"
+        if announced
+        else f"{window.name}: the day refused where the headers had announced nothing left",
         refusal.exchange,
     )
 

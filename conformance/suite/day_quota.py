@@ -68,7 +68,8 @@ def spend_next_window(client: ConformanceClient, day: Day, announce: Announce) -
     """Open the next window once the last has ended, spend what its opening announced, judge
     it, and take its refusal for the day's where the evidence says so."""
     opening = open_window(client, day)
-    window = SpentWindow(f"window {len(day.windows) + 1} of the day", opening)
+    before = day.windows[-1].history[-1] if day.windows else None
+    window = SpentWindow(f"window {len(day.windows) + 1} of the day", opening, before=before)
     day.windows.append(window)
     if opening.served:
         window.spent = spend_window(client, day.label, wanted(opening, day), opening)

@@ -105,9 +105,10 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
 
 BOUNDARY_SHARE = 0.25
 """How late in its window the burst begins: with a quarter of the window left."""
-BOUNDARY_LEAD = SETTLE_MARGIN + 0.5
-"""Seconds before its Reset the burst begins at the latest: half a second to land in, before
-the window's last second (where nothing can be told)."""
+BOUNDARY_LEAD = SETTLE_MARGIN + 1.0
+"""Fewest seconds before its Reset the burst may begin: a second to land in before the
+window's last second (where nothing can be told). A window shorter than four of them (8 s)
+is spent at once, as before: a late wave there would land unsettled on a busy machine."""
 
 
 def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int | None) -> bool:
@@ -128,9 +129,9 @@ def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int
     left = clock.seconds_left(seen.reset)
     window = window_length(of_the_key(client.exchanges, label), clock)
     trip = round_trip(client.exchanges, label)
-    lead = max(BOUNDARY_LEAD, BOUNDARY_SHARE * window)
-    if left > LONGEST_WAIT or lead >= window - SETTLE_MARGIN:
-        return False
+    lead = BOUNDARY_SHARE * window
+    if left > LONGEST_WAIT or lead < BOUNDARY_LEAD:
+        return False  # a window too short to begin late in and still settle (shortened ones)
     if plan_wave(seen.remaining + 1, trip, lead) is None:
         return False  # its wave could not land in half that time: it goes now, as before
     if left <= lead + SETTLE_MARGIN:

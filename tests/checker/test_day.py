@@ -263,3 +263,22 @@ def test_a_day_not_reached_leaves_both_requirements_open(ledger) -> None:
     assert outcomes(ledger, "LIM-DAY-ENFORCED") == []
     assert "777 of its 1,000 served" in ledger.left_open["LIM-DAY-HONOURED"]
     assert "not reached" in ledger.left_open["LIM-DAY-ENFORCED"]
+
+
+def test_a_day_refusing_a_windows_opening_after_a_spent_minute_keeps_the_nearest_window(
+    ledger,
+) -> None:
+    """The response before said Remaining 0 (the minute's 429): nothing was promised."""
+    refusal = days_429(NOW + 5, limit=PER_DAY, reset=NOW + 20 * 3600)
+    window = SpentWindow("window 9 of the day", refusal, before=snap(0, status=429, at=NOW))
+    window.days = "its X-RateLimit-Limit is the day's"
+    judge_window(window, PER_MINUTE, PER_DAY, SAME)
+    assert outcomes(ledger, "LIM-REMAINING-NEAREST") == [True]
+
+
+def test_a_day_refusing_after_minute_headers_that_announced_more_is_warned(ledger) -> None:
+    refusal = days_429(NOW + 5, limit=PER_DAY, reset=NOW + 20 * 3600)
+    window = SpentWindow("window 9 of the day", refusal, before=snap(12, at=NOW))
+    window.days = "its X-RateLimit-Limit is the day's"
+    judge_window(window, PER_MINUTE, PER_DAY, SAME)
+    assert outcomes(ledger, "LIM-REMAINING-NEAREST") == [False]

@@ -7,6 +7,7 @@ Hand-rolled rather than `limits` so that the double can be made to miscount in c
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -84,7 +85,9 @@ class Limiter:
     may be faulty on its own: `day_share` of its figure is its capacity (a day refusing early),
     and `enforce_day=False` never refuses for the day (only the minute is enforced).
     `sliding_minute` slides the minute alone (a sliding log, as DRF's throttles keep one) and
-    leaves the day fixed.
+    leaves the day fixed. The fixed day starts when the double does: a day of 1,440 shortened
+    minutes aligned to the clock would end inside one run in a hundred, and a new day's quota
+    would then look like a day served past its figure.
     """
 
     def __init__(
@@ -107,6 +110,7 @@ class Limiter:
         self.day_share = day_share
         self.enforce_day = enforce_day
         self.sliding_minute = sliding_minute
+        self.day_origin = time.time()
         self._fixed: dict[tuple[str, str], list[int]] = {}
         self._log: dict[tuple[str, str], deque[float]] = {}
 
@@ -141,13 +145,14 @@ class Limiter:
                 if len(log) >= capacity > 0:
                     frees_at[name] = log[len(log) - capacity] + length
             else:
-                index = math.floor((now - self.phase) / length)
+                origin = self.phase if name == "minute" else self.day_origin
+                index = math.floor((now - origin) / length)
                 slot = self._fixed.setdefault((identity, name), [index, 0])
                 if slot[0] != index:
                     slot[:] = [index, 0]
                 counts[name] = slot[1]
-                starts[name] = index * length + self.phase
-                ends[name] = (index + 1) * length + self.phase
+                starts[name] = index * length + origin
+                ends[name] = (index + 1) * length + origin
                 frees_at[name] = ends[name]
         exceeded = [name for name in ("minute", "day") if counts[name] >= capacities[name]]
         if not self.enforce_day and "day" in exceeded:
