@@ -75,13 +75,13 @@ def judge_window(window: SpentWindow, per_minute: int, per_day: int, clock: Serv
             refused.exchange,
         )
     if window.days:
-        judge_nearest_window(window, per_minute)
+        judge_nearest_window(window, per_minute, per_day)
     elif not judge_promise(window, per_minute):
         judge_window_quota(window.name, history, per_minute, clock, holds)
     return False
 
 
-def judge_nearest_window(window: SpentWindow, per_minute: int) -> None:
+def judge_nearest_window(window: SpentWindow, per_minute: int, per_day: int) -> None:
     """The day refused in this window: a refusal of the day, not a broken minute promise. Its
     own headers must not announce the minute's quota left (LIM-QUOTA-HONOURED); its opening's,
     where they reported the minute, should have announced no more than the day had left, or
@@ -102,6 +102,14 @@ def judge_nearest_window(window: SpentWindow, per_minute: int) -> None:
         return
     if not opening.served:
         judge_refused_opening(window, per_minute)
+        return
+    if opening.limit == per_day != per_minute:
+        expect(
+            "LIM-REMAINING-NEAREST",
+            True,
+            f"{window.name}: its headers reported the day, the window closest to its end",
+            opening.exchange,
+        )
         return
     if opening.limit != per_minute or opening.remaining is None:
         return
