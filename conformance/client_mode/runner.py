@@ -211,7 +211,9 @@ def read_until_exit(
         else:  # both closed: nothing to read, only the exit to wait for
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(min(remaining, POLL_SECONDS))
-    return status
+    # Refused past MAX_REQUESTS, a client may exit by itself before this loop sees the limit
+    # reached (a busy machine): the limit stopped it all the same.
+    return None if full.is_set() else status
 
 
 def read_ready(streams: selectors.BaseSelector, timeout: float) -> None:
