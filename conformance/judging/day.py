@@ -32,7 +32,7 @@ class Day:
     refusal: Snapshot | None = None  # the day's refusal, once seen
     evidence: str = ""  # what shows the refusal is the day's (conformance.judging.day_refusal)
     stopped: str = ""  # why the day was not spent to its refusal, where it was not
-    unexplained: Snapshot | None = None  # a refusal at a window's opening, not known whose
+    unexplained: Snapshot | None = None  # a refusal not yet shown to be the day's, asked again
     sliding: bool = False  # its minute comes back partly after a Reset
 
     def exchanges(self, run_exchanges: list[Exchange]) -> list[Exchange]:

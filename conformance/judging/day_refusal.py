@@ -1,11 +1,13 @@
 """Whose a refusal is: the minute's or the day's.
 
 A key's day ends inside some minute window, so the day's 429 comes where a minute's could. It is
-judged as the day's only on evidence (docs/design.md, "The day"): the run had counted the day's
-figure served to the key by then, or the 429's own headers say so (the day's figure as its Limit
-with Remaining 0, or a Reset or Retry-After further away than any minute). A 429 whose own
-headers still announce quota left is not the day's by its headers: that is a refusal within the
-announced quota, whoever made it.
+judged as the day's only on evidence (docs/day-profile.md): the run had counted the day's figure
+served to the key by then, or the 429's own headers say so (the day's figure as its Limit with
+Remaining 0, or a Reset or Retry-After further away than any minute). A 429 whose own headers
+still announce quota left is not the day's by its headers: that is a refusal within the
+announced quota, whoever made it. The day's figure served only keeps a window's refusal from
+being judged as the minute's: the day profile confirms it a whole fresh minute later
+(`conformance.suite.day_quota.take_refusal`), as a minute's refusal can meet the figure by chance.
 """
 
 from __future__ import annotations
