@@ -108,9 +108,10 @@ def exponential_delay(consecutive_429s: int) -> float:
 
 
 def reset_wait(
-    remaining: str | None, reset: str | None, date: str | None, wall_now: float
+    remaining: str | None, reset: str | None, date: str | None, wall_now: float, kept: int = 0
 ) -> float | None:
-    """How long to hold a key whose quota the server reports as spent, or None to not pace.
+    """How long to hold a key whose quota the server reports as spent (or down to the `kept`
+    requests a scenario keeps for itself, `Pacer.keep`), or None to not pace.
 
     Only a plausible wait (0 < wait <= LONGEST_WAIT + RESET_MARGIN) is returned: a header that
     lies (a reset in the past, or hours ahead because it reports the daily quota) must not stall
@@ -119,7 +120,7 @@ def reset_wait(
     if remaining is None or reset is None:
         return None
     try:
-        if int(remaining.strip()) != 0:
+        if int(remaining.strip()) > kept:
             return None
         reset_at = float(reset.strip())
     except ValueError:
@@ -140,6 +141,8 @@ class _LabelState:
     refused_at: float = 0.0  # wall time the latest refusal was received
     refused_since: float = 0.0  # clock time the streak of refusals began
     refused_status: int = 429
+    kept: int = 0  # requests of its window kept for a scenario's own (`Pacer.keep`)
+    held_until: float = 0.0  # clock time the others may send again, the kept ones left
 
 
 WaitListener = Callable[[str, float, str], Callable[[], None] | None]
@@ -197,15 +200,43 @@ class Pacer:
     def _state(self, label: str) -> _LabelState:
         return self._states.setdefault(label, _LabelState())
 
-    def remaining(self, label: str) -> float:
-        """Seconds until `label` may send again (0 when it may send now)."""
+    def remaining(self, label: str, kept: bool = False) -> float:
+        """Seconds until `label` may send again (0 when it may send now); `kept`: a request
+        that may use what the key keeps (`keep`)."""
         with self._lock:
-            return max(0.0, self._state(label).blocked_until - self.clock.now())
+            state = self._state(label)
+            until = state.blocked_until if kept else max(state.blocked_until, state.held_until)
+            return max(0.0, until - self.clock.now())
 
-    def wait_until_ready(self, label: str) -> float:
-        """Sleep until `label` may send; raise TargetThrottled rather than wait beyond max_wait."""
+    def keep(self, label: str, count: int) -> None:
+        """Keep the last `count` requests of the label's window for requests sent with `kept`:
+        the others wait for its reset once its Remaining is down to `count`. A scenario that
+        must find the key with room later (the exhaustion's check that limits are per key)
+        keeps it so; `keep(label, 0)` ends it."""
+        with self._lock:
+            state = self._state(label)
+            state.kept = count
+            if not count:
+                state.held_until = 0.0
+
+    def kept(self, label: str) -> int:
+        with self._lock:
+            return self._state(label).kept
+
+    def hold(self, label: str, wait: float) -> None:
+        """The label's Remaining is down to what it keeps: the others wait `wait` (its reset)."""
+        with self._lock:
+            state = self._state(label)
+            until = self.clock.now() + wait
+            if until > max(state.held_until, state.blocked_until):
+                state.reason = f"X-RateLimit-Reset (Remaining down to the {state.kept} kept)"
+            state.held_until = max(state.held_until, until)
+
+    def wait_until_ready(self, label: str, kept: bool = False) -> float:
+        """Sleep until `label` may send; raise TargetThrottled rather than wait beyond max_wait.
+        `kept`: the request may use what the key keeps (`keep`)."""
         waited = 0.0
-        while (wait := self.remaining(label)) > 0:
+        while (wait := self.remaining(label, kept)) > 0:
             if wait > self.max_wait:
                 raise TargetThrottled(
                     f"key {label!r} is limited for {wait:.0f} s, "

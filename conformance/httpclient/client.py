@@ -143,12 +143,14 @@ class ConformanceClient:
         content: bytes | str | None = None,
         retry_on_429: bool = True,
         pace: bool = True,
+        kept: bool = False,
     ) -> Exchange:
         """Send one request (retrying 429s and 503s up to 4 attempts in all) and return the last
         exchange.
 
         `pace=False` keeps this response's `X-RateLimit-Remaining: 0` from holding the next
-        request until the reset: the one way to send the request that proves a 429. The
+        request until the reset: the one way to send the request that proves a 429. `kept=True`
+        may use the requests its key keeps for a scenario (`keep`). The
         `Retry-After` of a refusal (`refused`) is always honoured; on any other response it
         is information, never waited for.
 
@@ -159,10 +161,10 @@ class ConformanceClient:
         prepared = self._templates.prepare(
             method, path, key, authorization, headers, params, json, content
         )
-        exchange = self._sender.send_once(prepared, pace)
+        exchange = self._sender.send_once(prepared, pace, kept)
         attempts = 1
         while self.refused(exchange) and retry_on_429 and attempts < MAX_ATTEMPTS:
-            exchange = self._sender.send_once(prepared, pace)
+            exchange = self._sender.send_once(prepared, pace, kept)
             attempts += 1
         return exchange
 
@@ -230,6 +232,11 @@ class ConformanceClient:
         if seconds > 0:
             self._pacer.block(key, seconds, reason)
         return self._pacer.wait_until_ready(key)
+
+    def keep(self, key: str, count: int) -> None:
+        """Keep the last `count` requests of the key label's window for requests sent with
+        `kept=True`; the others wait for its reset instead (`Pacer.keep`). 0 ends it."""
+        self._pacer.keep(key, count)
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:

@@ -85,10 +85,12 @@ class Receiver:
             if front:
                 self._pacer.on_front_refusal(label, exchange.status, wait)
             return
-        wait = reset_wait(
-            exchange.header("X-RateLimit-Remaining"),
-            exchange.header("X-RateLimit-Reset"),
-            date,
-            time.time(),
-        )
+        remaining = exchange.header("X-RateLimit-Remaining")
+        reset = exchange.header("X-RateLimit-Reset")
+        wait = reset_wait(remaining, reset, date, time.time())
         self._pacer.on_response(label, wait if pace else None)
+        kept = self._pacer.kept(label)
+        if kept and pace and wait is None:
+            held = reset_wait(remaining, reset, date, time.time(), kept)
+            if held is not None:
+                self._pacer.hold(label, held)

@@ -42,14 +42,15 @@ class Sender:
         self.gate = threading.RLock()
         self.tls_facts: TlsFacts | None = None  # of the first HTTPS response
 
-    def send_once(self, prepared: Prepared, pace: bool = True) -> Exchange:
-        """One attempt: budget, pacing, send, record, learn from the response, report."""
+    def send_once(self, prepared: Prepared, pace: bool = True, kept: bool = False) -> Exchange:
+        """One attempt: budget, pacing, send, record, learn from the response, report. `kept`:
+        it may use the requests its key keeps (`Pacer.keep`)."""
         self._budget.count(prepared.label)
         while True:
-            self._pacer.wait_until_ready(prepared.label)
+            self._pacer.wait_until_ready(prepared.label, kept)
             self.gate.acquire()
             # A burst on another thread may have limited this key while we waited for the gate.
-            if self._pacer.remaining(prepared.label) <= 0:
+            if self._pacer.remaining(prepared.label, kept) <= 0:
                 break
             self.gate.release()
         try:

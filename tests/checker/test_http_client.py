@@ -543,6 +543,31 @@ def test_remaining_above_zero_does_not_pace():
     assert server.gaps()[0] == 0.0
 
 
+def test_a_kept_reserve_holds_the_others_and_lets_the_kept_requests_through():
+    # The exhaustion keeps two of the main key's window: the main key's tests, down to them,
+    # wait for its reset; the exhaustion's two requests go at once; keep(0) ends it.
+    client, server = make_client(
+        spent(10, remaining="2"), httpx.Response(200), httpx.Response(200), httpx.Response(200)
+    )
+    client.keep("main", 2)
+    client.get("/categories")  # Remaining 2: the others are held until the reset
+    client.get("/categories", kept=True)
+    assert server.gaps()[0] == 0.0
+    client.get("/categories")
+    assert server.gaps()[1] == pytest.approx(11.0)
+    client.keep("main", 0)
+    client.get("/categories")
+    assert server.gaps()[2] == 0.0
+
+
+def test_without_a_reserve_remaining_two_does_not_pace():
+    client, server = make_client(spent(10, remaining="2"), httpx.Response(200))
+    client.keep("spare", 2)  # another key's reserve
+    client.get("/categories")
+    client.get("/categories")
+    assert server.gaps()[0] == 0.0
+
+
 def test_reset_is_judged_against_the_servers_date_not_our_clock():
     skewed = SERVER_DATE - timedelta(days=400)  # a server whose clock is far off ours
     assert reset_wait("0", str(int(skewed.timestamp()) + 5), format_datetime(skewed, True), 0) == 6
