@@ -31,11 +31,12 @@ PHASES = (
 # windows, so they run beside the three phases from the start (their output is printed after).
 BESIDE = ("day on the real minute", ["-n", "2", "-m", "day_minute"])
 TIMEOUT = ["--timeout", "900"]  # seconds a test may take (a marker may say more)
+DURATIONS = ["--durations", "25"]  # the slowest tests of each phase, for whoever trims CI's time
 NO_TESTS = 5  # pytest's exit status when nothing was selected
 
 
 def command_of(arguments: list[str]) -> list[str]:
-    return [sys.executable, "-m", "pytest", *TIMEOUT, *arguments]
+    return [sys.executable, "-m", "pytest", *TIMEOUT, *DURATIONS, *arguments]
 
 
 def run_phase(arguments: list[str]) -> tuple[int, str]:

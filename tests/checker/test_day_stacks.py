@@ -72,13 +72,23 @@ def run_express(config: str, report_dir: Path) -> CheckerRun:
     )
 
 
+def figures(run: CheckerRun) -> str:
+    """One line for the log: the verdict, the day's outcomes, requests per key, wall time."""
+    outcomes = run.outcomes()
+    day = ", ".join(f"{r} {outcomes.get(r)}" for r in DAY_REQUIREMENTS)
+    per_key = run.statement.get("requests", {}).get("per_key")
+    return f"exit {run.status}; {day}; requests {per_key}; {run.seconds:.0f} s"
+
+
 def assert_day_conformant(run: CheckerRun) -> None:
+    print(figures(run))
     assert run.status == 0, run.describe()
     for requirement in DAY_REQUIREMENTS:
         assert run.outcomes()[requirement] == "passed", (requirement, run.describe())
 
 
 def assert_day_not_enforced(run: CheckerRun) -> None:
+    print(figures(run))
     assert run.status == 1, run.describe()
     assert "LIM-DAY-ENFORCED" in run.statement["failed_requirements"], run.describe()
 
