@@ -1,8 +1,8 @@
 """The checker's sensitivity and fairness, measured: `petstore-conformance`, run as users run it,
 must fail every faulty double naming the requirement the fault breaks, and pass every legitimate
-variant; the same verdict three runs in a row; no key in anything any run writes, nor in any
-URL the double receives (unless the run opted in); and a console without tracebacks or raw
-control bytes."""
+variant; the same verdict in consecutive runs where time can change it; no key in anything any
+run writes, nor in any URL the double receives (unless the run opted in); and a console without
+tracebacks or raw control bytes."""
 
 from __future__ import annotations
 
@@ -19,8 +19,15 @@ from tests.shared.checker_runs import (
 )
 from tests.shared.double import FAULTS, VARIANT_OPTIONS, VARIANTS, WARNINGS
 
-# Consecutive runs must agree: a verdict that depends on luck is a defect of the check.
+# Consecutive runs must agree: a verdict that depends on luck is a defect of the check. Luck
+# enters through time (rate limits: windows, bursts, a busy machine), so a legitimate variant
+# (every run spends a key's quota) and a rate-limit fault run twice; any other fault is found
+# by checks the run's seed (0) fixes on the same answers, and runs once (CI's time).
 ROUNDS = int(os.environ.get("PSC_VERDICT_ROUNDS", "2"))
+
+
+def rounds_for(requirement: str) -> range:
+    return range(1, (ROUNDS if requirement.startswith("LIM-") else 1) + 1)
 
 
 def assert_hint_shown(run: CheckerRun, requirement: str, words: str) -> None:
@@ -35,7 +42,7 @@ def assert_hint_shown(run: CheckerRun, requirement: str, words: str) -> None:
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_fault_is_detected(fault: str, tmp_path: Path) -> None:
     expected = FAULTS[fault].requirement
-    for round_ in range(1, ROUNDS + 1):
+    for round_ in rounds_for(expected):
         minute = FAULTS[fault].minute_seconds or MINUTE_SECONDS
         run = run_checker(
             tmp_path / f"round-{round_}",
@@ -67,7 +74,7 @@ def test_variant_passes(variant: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("deviation", sorted(WARNINGS))
 def test_should_deviation_warns_and_fails_only_when_strict(deviation: str, tmp_path: Path) -> None:
     expected = WARNINGS[deviation].requirement
-    for round_ in range(1, ROUNDS + 1):
+    for round_ in rounds_for(expected):
         options = WARNINGS[deviation].options
         run = run_checker(tmp_path / f"round-{round_}", faults=[deviation], options=options)
         assert run.status == 0, f"round {round_}: a SHOULD is a warning: {run.describe()}"
