@@ -167,6 +167,11 @@ backend service
 PLAN_FIGURE = 60  # free: requests per minute
 
 
+# Solo: its first burst must land inside one 3 s window for the front to be met in the second.
+# Among eight checkers on two cores it once took 3.5 s, straddled the reset, and the front
+# refused it there, where counting cannot tell a refusal inside the quota from one after it
+# (LIM-QUOTA-HONOURED passed by the count; the run still not conformant on the front's 429).
+@pytest.mark.solo
 def test_a_front_refilled_continuously_fails_the_second_window(tmp_path: Path) -> None:
     """The first window passes untouched; the window after the reset, spent from its start,
     is refused by the front inside the quota the service's headers announced: that fails
