@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from conformance.httpclient.client import Exchange
-from conformance.judging.response_checks import credential_refused, rate_limit_values
+from conformance.judging.response_checks import (
+    credential_refused,
+    rate_limit_values,
+    reset_in_the_past,
+)
 
 SETTLE_MARGIN = 1.0
 """Seconds before Reset after which a sliding window may have given requests back unseen."""
@@ -27,7 +31,9 @@ DETOUR_SECONDS = 1.0
 UNIX_TIMES = (1_000_000_000.0, 10_000_000_000.0)
 """Resets read as Unix times: from 2001 to 2286. Below is a delay (@fastify/rate-limit's default
 `X-RateLimit-Reset: 5`), above is milliseconds: judged (LIM-RESET-UNIX-TIME), never used to time
-anything, since a moment in 1970 would make every window's last second look long gone."""
+anything, since a moment in 1970 would make every window's last second look long gone. So is a
+Reset before its response's Date (`reset_in_the_past`): every 429 would seem to come in its
+window's last second, and a run would wait a whole minute, thrice, to meet one that did not."""
 DOCUMENTED = ("/v1/categories", "/v1/pets/", "/v1/store/orders")
 """The endpoints a detour may run through: every request to them counts, by the document."""
 DATE_UNCERTAINTY = 2.0
@@ -143,7 +149,9 @@ def snapshot(exchange: Exchange) -> Snapshot:
         return int(value) if value is not None else None
 
     reset = values.get("X-RateLimit-Reset")
-    if reset is not None and not UNIX_TIMES[0] <= reset <= UNIX_TIMES[1]:
+    if reset is not None and (
+        not UNIX_TIMES[0] <= reset <= UNIX_TIMES[1] or reset_in_the_past(exchange, reset)
+    ):
         reset = None
     return Snapshot(exchange, whole("X-RateLimit-Limit"), whole("X-RateLimit-Remaining"), reset)
 

@@ -177,6 +177,14 @@ def server_time(exchange: Exchange) -> tuple[float, float]:
     return exchange.started_at + exchange.elapsed, 30.0
 
 
+def reset_in_the_past(exchange: Exchange, reset: float) -> bool:
+    """Whether a Reset lies before the response that gave it was made, beyond the clocks'
+    tolerance: a window's start, a local time taken for UTC. It fails LIM-RESET-UNIX-TIME and
+    times nothing (the window it belonged to is long gone, by its own word)."""
+    now, tolerance = server_time(exchange)
+    return reset < now - tolerance
+
+
 def window_seconds(limit: int, settings: RunFacts) -> int:
     """The longest window the reported limit can belong to: a minute only for the minute figure."""
     per_minute, _ = settings.plan_limits
@@ -190,7 +198,7 @@ def check_reset_time(exchange: Exchange, values: dict[str, float], settings: Run
     window = window_seconds(int(values["X-RateLimit-Limit"]), settings)
     if reset > now * 100:
         problem = f"{shown} looks like milliseconds, not a Unix time in seconds"
-    elif reset < now - tolerance:
+    elif reset_in_the_past(exchange, reset):
         problem = (
             f"{shown} is {now - reset:.0f} s before the response's Date: in the past or a delay"
         )

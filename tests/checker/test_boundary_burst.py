@@ -77,3 +77,11 @@ def test_headers_that_hide_the_minute_send_the_burst_at_once() -> None:
     client = StubClient(reset_in=20 * 3600.0)  # the day's Reset
     assert not go_late_in_its_window(client, "spare", 60)
     assert client.waited == []
+
+
+def test_a_reset_in_the_past_sends_the_burst_at_once() -> None:
+    """A Reset before its response's Date (the window's start, a local time) times nothing: a
+    run that took it for a window met late waited a minute for it, and three more after."""
+    client = StubClient(reset_in=-3600.0)
+    assert not go_late_in_its_window(client, "spare", 60)
+    assert client.waited == []

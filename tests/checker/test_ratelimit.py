@@ -114,6 +114,17 @@ def test_a_reset_that_is_no_unix_time_times_nothing(reset):
     assert (taken.limit, taken.remaining, taken.reset) == (60, 0, None)
 
 
+@pytest.mark.parametrize(("before", "kept"), [(3600, False), (2, False), (1, True), (0, True)])
+def test_a_reset_before_its_date_times_nothing(before: int, kept: bool):
+    """A Reset in the past (a window's start, a local time taken for UTC) fails
+    LIM-RESET-UNIX-TIME; timed by it, every 429 seemed to come in its window's last second.
+    Within the second Date and Reset are each rounded by, it is the window's end."""
+    headers = [("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", "0")]
+    reset = ("X-RateLimit-Reset", str(int(NOW) - before))
+    taken = snapshot(exchange(429, [*headers, reset]))
+    assert (taken.reset is not None) is kept
+
+
 def test_snapshot_of_bad_headers_knows_nothing():
     ex = exchange(headers=[("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", "12")])
     taken = snapshot(ex)
