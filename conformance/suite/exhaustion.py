@@ -10,6 +10,7 @@ what it showed is here, each check naming its requirement.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import TYPE_CHECKING, NoReturn
 
@@ -17,8 +18,8 @@ import pytest
 
 from conformance import interruption
 from conformance.burst.reach import window_length
-from conformance.burst.spender import PATH, Announce, Spender, plan_wave, round_trip
-from conformance.burst.waves import Burst
+from conformance.burst.spender import PATH, Announce, Spender, plan_wave, round_trip, send_wave
+from conformance.burst.waves import Burst, Wave
 from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient
@@ -92,10 +93,10 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
             probe = snapshot(client.get(PATH, key=label))
             main_before = snapshot(client.get(PATH, key="main", kept=True)) if other else None
             burst = Spender(client, label, per_minute, announce, late).spend(probe)
-            main_after = None
+            main_after: list[Snapshot] = []
             room = main_before is not None and has_room(main_before, settings, client)
             if room and is_429(burst):
-                main_after = snapshot(client.get(PATH, key="main", retry_on_429=False, kept=True))
+                main_after = main_key_after(client, main_before, settings)  # type: ignore[arg-type]
     finally:
         client.keep("main", 0)
     clock = ServerClock.of(client.exchanges)
@@ -106,7 +107,7 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
     assert refused is not None
     check_refusal(refused, per_minute)
     if main_before is not None:
-        check_other_key_unaffected(main_before, main_after)
+        check_other_key_unaffected(main_before, main_after, refused, settings)
     recovered = check_recovery(client, label, refused)
     if recovered is not None and not fronted(client, burst) and refused.reset is not None:
         spend_second_window(client, settings, recovered, announce)
@@ -114,6 +115,9 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
 
 MAIN_KEPT = 2
 """Requests of its window the main key keeps for the check that limits are per key."""
+PER_KEY_GROUP = 12
+"""The main key's requests sent together just after the spare key's 429 where no header shows
+the main key's own window (`main_key_after`)."""
 BOUNDARY_SHARE = 0.25
 """How late in its window the burst begins: with a quarter of the window left."""
 BOUNDARY_LEAD = SETTLE_MARGIN + 1.0
@@ -159,14 +163,37 @@ def has_room(seen: Snapshot, settings: Settings, client: ConformanceClient) -> b
     it; or, whatever its headers say (absent, or another limit's), it was served and has sent
     fewer requests than the plan allows in a minute and in a day: its own quota cannot be
     spent, so a 429 on it is another key's (a limiter keyed by the client's address)."""
-    per_minute, per_day = settings.plan_limits
+    per_minute = settings.plan_limits[0]
     if per_minute is not None and seen.limit == per_minute and seen.remaining is not None:
         return bool(seen.remaining)
-    if not seen.served or per_minute is None:
-        return False
+    return seen.served and left_by_count(seen, settings, client) > 0
+
+
+def left_by_count(seen: Snapshot, settings: Settings, client: ConformanceClient) -> int:
+    """Requests the key may still send by the plan's figures, counting what it sent within a
+    minute of `seen` and in the whole run (0 where the plan has no minute's figure)."""
+    per_minute, per_day = settings.plan_limits
+    if per_minute is None:
+        return 0
     mine = [e.started_at for e in client.exchanges if e.key_label == seen.exchange.key_label]
     last_minute = [at for at in mine if at > seen.exchange.started_at - 60.0]
-    return len(last_minute) < per_minute and (per_day is None or len(mine) < per_day)
+    left = per_minute - len(last_minute)
+    return left if per_day is None else min(left, per_day - len(mine))
+
+
+def main_key_after(
+    client: ConformanceClient, before: Snapshot, settings: Settings
+) -> list[Snapshot]:
+    """The main key's answers just after the spare key's 429: one request where its headers
+    speak of its quota, else a group sent at once (PER_KEY_GROUP, within its own room by
+    count). A limiter shared by both keys and refilled continuously (a token bucket per client
+    address) gives a request back every second or less at a plan's rate: a single request sent
+    after the 429 finds one whenever the machine was slow to send it, a group cannot all,
+    unless it came so late that as many were given back (`check_other_key_unaffected`)."""
+    if before.limit is not None or before.remaining is not None:
+        return [snapshot(client.get(PATH, key="main", retry_on_429=False, kept=True))]
+    count = min(PER_KEY_GROUP, left_by_count(before, settings, client))
+    return [snapshot(e) for e in send_wave(client, "main", Wave(count, count))]
 
 
 def by_statuses(client: ConformanceClient, burst: Burst) -> OwnCount | None:
@@ -346,10 +373,14 @@ def check_refusal(refused: Snapshot, per_minute: int | None) -> None:
         )
 
 
-def check_other_key_unaffected(before: Snapshot, after: Snapshot | None) -> None:
+def check_other_key_unaffected(
+    before: Snapshot, after: list[Snapshot], refused: Snapshot, settings: Settings
+) -> None:
     """The exhausted key is limited now; the main key must still be served, if its own
-    per-minute quota had room just before (otherwise its 429 could be its own, and fair)."""
-    if after is None:
+    per-minute quota had room just before (otherwise its 429 could be its own, and fair).
+    A group served whole proves it only where a limiter shared by both keys could not have
+    given that many back since the spare key's 429, at the plan's rate."""
+    if not after:
         cannot_check(
             "LIM-PER-KEY",
             "the main key's own per-minute quota was not known to have room just before (the "
@@ -361,13 +392,33 @@ def check_other_key_unaffected(before: Snapshot, after: Snapshot | None) -> None
         if before.remaining is not None
         else "it had sent fewer requests than the plan allows"
     )
+    refusals = [s for s in after if s.status == 429]
+    if len(after) > 1 and not refusals:
+        later = max(s.received for s in after) - refused.received
+        back = given_back(later, settings.plan_limits[0])
+        if back >= len(after):
+            cannot_check(
+                "LIM-PER-KEY",
+                f"the main key's {len(after)} requests were all served, but {later:.1f} s after "
+                f"the spare key's 429: time for a limiter shared by both keys to give back "
+                f"{back} at the plan's rate, so they do not tell whether limits are per key",
+            )
+            return
+    answer = refusals[0] if refusals else after[-1]
+    refused_of = f" ({len(refusals)} of {len(after)} sent together)" if len(after) > 1 else ""
     expect(
         "LIM-PER-KEY",
-        after.status != 429,
+        not refusals,
         f"with the spare key limited, a request on the main key must still be served ({shown}), "
-        f"got {after.status}",
-        after.exchange,
+        f"got {answer.status}{refused_of}",
+        answer.exchange,
     )
+
+
+def given_back(seconds: float, per_minute: int | None) -> int:
+    """Most requests a limiter refilled continuously at the plan's rate can have given back in
+    `seconds` (one more for the part of a request it may have held already)."""
+    return math.floor(seconds * (per_minute or 60) / 60.0) + 1
 
 
 def check_recovery(client: ConformanceClient, label: str, refused: Snapshot) -> Snapshot | None:
