@@ -368,6 +368,19 @@ def test_explore_stops_when_the_step_says_so():
     assert len(calls) == 3
 
 
+def test_explore_draws_nothing_once_the_step_says_stop():
+    """Hypothesis is stopped there, not left to draw the rest of the examples for nothing."""
+    drawn: list = []
+
+    @st.composite
+    def counted(draw):
+        drawn.append(draw(st.integers()))
+        return drawn[-1]
+
+    assert explore(counted(), lambda value: len(drawn) < 3, examples=50, seed=1) == 3
+    assert len(drawn) == 3
+
+
 def test_explore_raises_a_step_error_once_without_replaying():
     calls: list = []
 
