@@ -180,7 +180,9 @@ class Spender:
     label: str
     per_minute: int | None
     announce: Announce = lambda message: None
-    late: bool = False  # its first wave begins late in its window (the boundary burst)
+    # Waits until late in the key's window (the boundary burst), where its first wave began;
+    # None where it began at once.
+    go_late: Callable[[], bool] | None = None
     reach: Reach = field(init=False, repr=False)  # how wide it may go, and whether it is beyond
 
     def __post_init__(self) -> None:
@@ -212,7 +214,7 @@ class Spender:
         if refused is None:
             return False
         # A wave begun late on purpose may meet a busy machine there: one more try for it.
-        most = MAX_REFUSALS + (1 if self.late else 0)
+        most = MAX_REFUSALS + (1 if self.go_late else 0)
         if refused.status != 429 or refused.reset is None or burst.refusals >= most:
             return True  # (without a readable Reset, no later window would tell more)
         return settled_in_its_window(burst.history, self.clock(), refused)
@@ -221,11 +223,15 @@ class Spender:
         """Wait a whole window without the key's requests, then probe: a sliding window whose
         oldest entry is about to leave refuses every wave in its last second (its Reset is the
         oldest entry's), and only an emptied one answers a wave with a 429 that can be judged.
-        The client holds the key until its Retry-After meanwhile, as ever."""
+        The client holds the key until its Retry-After meanwhile, as ever. A burst begun late
+        in its window begins late again (a busy machine had landed its 429 in the last second):
+        begun at once, the window after its reset would be spent a whole window on."""
         self.announce(f"{self.label} key: its 429 came in its window's last second; once more")
         quiet = time.time() - burst.history[-1].received
         reason = "a whole window without its requests (a sliding window forgets them one by one)"
         self.client.wait(self.label, self.reach.window_now(burst) + SETTLE_MARGIN - quiet, reason)
+        if self.go_late is not None:
+            self.go_late()
         fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
         burst.add([snapshot(fresh)])
 

@@ -10,6 +10,7 @@ what it showed is here, each check naming its requirement.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from typing import TYPE_CHECKING, NoReturn
@@ -85,14 +86,16 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
         # limits are per key (before and after the burst), else a late burst would find it
         # spent and wait for its reset inside the burst's exclusive hold.
         client.keep("main", MAIN_KEPT)
+    go_late = functools.partial(go_late_in_its_window, client, label, per_minute)
     try:
-        late = go_late_in_its_window(client, label, per_minute)
+        late = go_late()
         # Nothing else may be sent meanwhile: the main key's room is measured just before the
         # burst and must be its own just after, and no other request may land among the burst's.
         with client.exclusive():
             probe = snapshot(client.get(PATH, key=label))
             main_before = snapshot(client.get(PATH, key="main", kept=True)) if other else None
-            burst = Spender(client, label, per_minute, announce, late).spend(probe)
+            spender = Spender(client, label, per_minute, announce, go_late if late else None)
+            burst = spender.spend(probe)
             main_after: list[Snapshot] = []
             room = main_before is not None and has_room(main_before, settings, client)
             if room and is_429(burst):
@@ -118,8 +121,11 @@ MAIN_KEPT = 2
 PER_KEY_GROUP = 12
 """The main key's requests sent together just after the spare key's 429 where no header shows
 the main key's own window (`main_key_after`)."""
-BOUNDARY_SHARE = 0.25
-"""How late in its window the burst begins: with a quarter of the window left."""
+BOUNDARY_SHARES = (0.25, 0.5)
+"""How late in its window the burst begins: with a quarter of the window left; with half where
+the wave could not land in a quarter (a busy machine's round trips). A limiter refilled
+continuously has given back that share of its quota by the reset, at most: the window after it,
+spent at once, still finds it short."""
 BOUNDARY_LEAD = SETTLE_MARGIN + 1.0
 """Fewest seconds before its Reset the burst may begin: a second to land in before the
 window's last second (where nothing can be told). A window shorter than four of them (8 s)
@@ -130,28 +136,50 @@ def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int
     """Wait until late in the key's minute window before its burst, where its wave can still
     land there: the window after the reset is then spent just after this one, across the
     boundary, as fixed windows allow and a limiter refilled continuously at the plan's figure
-    does not (it has given back a quarter of its quota at most). Begun early, the run would
-    catch such a limiter only when it happened to start late in a window. The run waits for
-    the reset after the burst all the same; met in its last quarter, the key waits for the next
-    one's. The main key's tests go on meanwhile, keeping room for the check after it
-    (`MAIN_KEPT`). True where it waited."""
+    does not (it has given back a quarter of its quota at most, half where a busy machine's
+    wave needs half the window to land). Begun early, the run would catch such a limiter only
+    when it happened to start late in a window. The run waits for the reset after the burst
+    all the same; met in its last quarter, the key waits for the next one's. The main key's
+    tests go on meanwhile, keeping room for the check after it (`MAIN_KEPT`). True where it
+    waited."""
     seen = snapshot(client.get(PATH, key=label))
-    hidden = seen.reset is None or seen.remaining is None
-    if per_minute is None or seen.limit != per_minute or hidden:
+    reset = minute_reset(seen, per_minute)
+    if reset is None:
         return False
     clock = ServerClock.of(client.exchanges)
-    left = clock.seconds_left(seen.reset)
     window = window_length(of_the_key(client.exchanges, label), clock)
-    trip = round_trip(client.exchanges, label)
-    lead = BOUNDARY_SHARE * window
-    if left > LONGEST_WAIT or lead < BOUNDARY_LEAD:
+    if BOUNDARY_SHARES[0] * window < BOUNDARY_LEAD:
+        # Too short to begin late in, as the key's responses show it; but a clock-aligned
+        # window met partway shows only what is left of it (a 10 s minute met 4 s in looked 6 s
+        # long, and a busy machine's run meets it later than an idle one's). The first response
+        # after its reset shows it whole.
+        client.wait(label, clock.seconds_until(reset), "its window's reset, to see a whole one")
+        seen = snapshot(client.get(PATH, key=label))
+        reset = minute_reset(seen, per_minute)
+        if reset is None:
+            return False
+        clock = ServerClock.of(client.exchanges)
+        window = window_length(of_the_key(client.exchanges, label), clock)
+    left = clock.seconds_left(reset)
+    if left > LONGEST_WAIT or BOUNDARY_SHARES[0] * window < BOUNDARY_LEAD:
         return False  # a window too short to begin late in and still settle (shortened ones)
-    if plan_wave(seen.remaining + 1, trip, lead) is None:
-        return False  # its wave could not land in half that time: it goes now, as before
+    trip = round_trip(client.exchanges, label)
+    wave = (seen.remaining or 0) + 1
+    leads = [share * window for share in BOUNDARY_SHARES]
+    lead = next((lead for lead in leads if plan_wave(wave, trip, lead) is not None), None)
+    if lead is None:
+        return False  # its wave could not land in half the window: it goes now, as before
     if left <= lead + SETTLE_MARGIN:
         left += window  # too late in this one already: late in the next
     client.wait(label, left - lead, "late in its window, to spend the next one just after")
     return True
+
+
+def minute_reset(seen: Snapshot, per_minute: int | None) -> float | None:
+    """The Reset of the plan's minute, where the response's headers report that window whole
+    (its Limit, Remaining and a Reset); None where they report another or none."""
+    shown = per_minute is not None and seen.limit == per_minute and seen.remaining is not None
+    return seen.reset if shown else None
 
 
 def is_429(burst: Burst) -> bool:

@@ -11,7 +11,7 @@ from email.utils import formatdate
 import pytest
 
 from conformance.httpclient.client import Exchange
-from conformance.suite.exhaustion import BOUNDARY_SHARE, go_late_in_its_window
+from conformance.suite.exhaustion import BOUNDARY_SHARES, go_late_in_its_window
 
 
 class StubClient:
@@ -26,7 +26,7 @@ class StubClient:
         if reset_in <= 60:
             self.get("/categories", "spare", at=time.time() - (60 - reset_in))
 
-    def get(self, path: str, key: str, at: float | None = None) -> Exchange:
+    def get(self, path: str, key: str, at: float | None = None, elapsed: float = 0.002) -> Exchange:
         now = time.time()
         sent = now if at is None else at
         headers = [
@@ -46,7 +46,7 @@ class StubClient:
             response_headers=headers,
             response_body="[]",
             started_at=sent,
-            elapsed=0.002,
+            elapsed=elapsed,
             _full_body="[]",
         )
         self.exchanges.append(exchange)
@@ -62,7 +62,7 @@ def test_the_burst_waits_until_a_quarter_of_its_window_is_left(left: float) -> N
     client = StubClient(reset_in=left)
     assert go_late_in_its_window(client, "spare", 60)
     (waited,) = client.waited
-    assert waited == pytest.approx(left - BOUNDARY_SHARE * 60, abs=1.5)
+    assert waited == pytest.approx(left - BOUNDARY_SHARES[0] * 60, abs=1.5)
 
 
 def test_met_in_its_last_quarter_it_waits_for_the_next_ones() -> None:
@@ -85,3 +85,56 @@ def test_a_reset_in_the_past_sends_the_burst_at_once() -> None:
     client = StubClient(reset_in=-3600.0)
     assert not go_late_in_its_window(client, "spare", 60)
     assert client.waited == []
+
+
+class AlignedClient(StubClient):
+    """Windows of `window` seconds aligned to the clock, the run's responses met partway
+    through them: the first saw `first_left` of its window, the latest `left` of its own. Once
+    the client has waited, the key is in the next window, just begun."""
+
+    def __init__(self, window: float, first_left: float, left: float):
+        self.window = window
+        super().__init__(reset_in=left)
+        self.exchanges.clear()
+        self.get("/categories", "spare", at=time.time() - (first_left - left))
+
+    def wait(self, key: str, seconds: float, reason: str) -> float:
+        if not self.waited:
+            self.reset_in = self.window - 0.1
+        return super().wait(key, seconds, reason)
+
+
+def test_a_window_met_partway_is_measured_whole_before_going_late() -> None:
+    """A 10 s minute met 4 s in looked 6 s long, too short to begin late in: a busy machine's
+    run met the front refilled continuously there and sent its burst at once (not caught)."""
+    client = AlignedClient(window=10.0, first_left=6.0, left=0.7)
+    assert go_late_in_its_window(client, "spare", 60)
+    until_reset, until_late = client.waited
+    assert until_reset == pytest.approx(0.7, abs=0.6)  # Resets in whole seconds
+    assert until_late == pytest.approx(9.9 - BOUNDARY_SHARES[0] * 10, abs=1.0)
+
+
+def test_windows_met_partway_twice_are_measured_whole_too() -> None:
+    """The first response saw 2.6 s of one window, the latest 7.2 s of the next: 7.2 s is
+    still too short for a quarter of two seconds, and not the window."""
+    client = AlignedClient(window=10.0, first_left=2.6 - 10.0 + 7.2, left=7.2)
+    assert go_late_in_its_window(client, "spare", 60)
+    until_reset, until_late = client.waited
+    assert until_reset == pytest.approx(7.2, abs=0.6)
+    assert until_late == pytest.approx(9.9 - BOUNDARY_SHARES[0] * 10, abs=1.0)
+
+
+def test_a_short_window_met_partway_stays_short() -> None:
+    """A 3 s minute (the tests' doubles) is seen whole after its reset, and spent at once."""
+    client = AlignedClient(window=3.0, first_left=2.0, left=0.5)
+    assert not go_late_in_its_window(client, "spare", 60)
+    assert len(client.waited) == 1
+
+
+def test_round_trips_too_slow_for_a_quarter_begin_with_half_the_window_left() -> None:
+    client = StubClient(reset_in=50.0)
+    for _ in range(5):  # round trips this slow land 60 requests in half the window, not a quarter
+        client.get("/categories", "spare", elapsed=3.4)
+    assert go_late_in_its_window(client, "spare", 60)
+    (waited,) = client.waited
+    assert waited == pytest.approx(50.0 - BOUNDARY_SHARES[1] * 60, abs=1.5)

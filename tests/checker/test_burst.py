@@ -402,3 +402,29 @@ def test_a_window_that_frees_one_request_at_its_reset_is_waited_out_whole(monkey
     wave = Spender(client, "main", 300).next_wave(burst, 300, 1_204)
     assert len(waits) == 2 and waits[1] >= 10  # then a whole window without the key's requests
     assert wave is not None and wave.fresh
+
+
+def test_a_burst_begun_late_begins_late_again_after_a_429_in_its_last_second():
+    """A busy machine landed the late wave's 429 in the window's last second: after the quiet
+    window the sliding log needs, the burst goes late again (else the window after its reset
+    would be spent a whole window on, and a front refilled continuously would be full again)."""
+    server = FixedWindowServer(window=10.0)
+    client = ConformanceClient(
+        "http://petstore.test/v1", {"main": KEY}, transport=httpx.MockTransport(server)
+    )
+    steps: list[str] = []
+    client.wait = lambda key, seconds, reason: steps.append(f"wait: {reason}")  # type: ignore[method-assign]
+    original_get = client.get
+
+    def get(path, **kwargs):
+        steps.append("probe")
+        return original_get(path, **kwargs)
+
+    client.get = get  # type: ignore[method-assign]
+    spender = Spender(client, "main", 60, go_late=lambda: steps.append("late again") is None)
+    spender.start_again(Burst([snapshot(original_get("/categories", key="main"))]))
+    assert steps == [
+        "wait: a whole window without its requests (a sliding window forgets them one by one)",
+        "late again",
+        "probe",
+    ]
