@@ -5,10 +5,13 @@ a window, 2.5 s at most, and the plan's 0.3 ms of CPU a request makes 3.6 s from
 the wave goes from two, says so, says the rate it reached, and the reference is conformant with
 every request counted, recorded and no key anywhere.
 
-Marked `solo`: 12,000 requests in a few seconds need the machine's two cores to themselves."""
+Marked `solo` and `machine`: 12,000 requests in a few seconds need the machine's two cores to
+themselves. Where other work ran beside it (a second test run), the run may say the quota is
+beyond this machine (no verdict, with the rates reached): that answer is accepted only then."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -28,6 +31,9 @@ MINUTE_SECONDS = 6
 @pytest.mark.machine
 @pytest.mark.skipif(usable_cpus() < 2, reason="a wave from two processes needs two CPUs")
 def test_a_wave_one_core_cannot_send_in_time_goes_from_two_processes(tmp_path: Path) -> None:
+    # Other work beside this test (a second test run on the machine): more runnable processes
+    # than two for each CPU over the last minute, before this test's own.
+    loaded = os.getloadavg()[0] > 2 * usable_cpus()
     keys = new_keys()
     specs = [f"{key}:enterprise:{PER_MINUTE}:{PER_DAY}" for key in keys]
     reference = start_reference(reference_args(specs, minute_seconds=MINUTE_SECONDS))
@@ -40,7 +46,6 @@ def test_a_wave_one_core_cannot_send_in_time_goes_from_two_processes(tmp_path: P
         reference.stop()
     print(f"\nexit {run.status} in {run.seconds:.0f} s")
     print("\n".join(line for line in run.output.splitlines() if " key: " in line or ".har" in line))
-    assert run.status == 0, run.describe()
     waves = re.findall(
         r"spare key: ([\d,]+) requests on (\d+) connections from (\d) processes", run.output
     )
@@ -49,7 +54,15 @@ def test_a_wave_one_core_cannot_send_in_time_goes_from_two_processes(tmp_path: P
     rates = re.findall(r"spare key: ([\d,]+) answered, ([\d,]+) requests a second", run.output)
     assert rates, run.describe()
     outcomes = run.outcomes()
-    assert outcomes["LIM-429-WHEN-EXCEEDED"] == "passed"
+    if run.status == 2 and loaded:
+        # Other work on the machine left the two processes short of the rate: the run says so,
+        # with the rates, and gives no verdict, never a guess. On a machine of its own, the
+        # wave lands.
+        assert "beyond what this machine can send" in run.output, run.describe()
+        assert outcomes["LIM-429-WHEN-EXCEEDED"] == "not-tested", run.describe()
+    else:
+        assert run.status == 0, run.describe()
+        assert outcomes["LIM-429-WHEN-EXCEEDED"] == "passed"
     # Every request the processes sent is counted and recorded here.
     spare_sent = run.statement["requests"]["per_key"]["spare"]
     assert spare_sent > PER_MINUTE
