@@ -62,7 +62,7 @@ QUICK_MODULES = {
     "test_burst.py",
     "test_burst_transport.py",
     "test_causes.py",
-    "test_client_judging.py",
+    "test_client_rules.py",
     "test_connection.py",
     "test_console.py",
     "test_generation.py",

@@ -6,7 +6,7 @@ against the catalogue's client requirements (`role: client`).
 - `scripted_limits.py`: the limiter a scenario server answers with;
 - `recorder.py`: every request as it arrived, redacted, with its moments;
 - `runner.py`: one scenario: its server, the client's process, its time limit;
-- `judging.py`: one check function per rule, from a scenario's record to check results;
+- `rules.py`: one check function per rule, from a scenario's record to check results;
 - `reports.py`: the verdict in the suite's own report forms;
 - `command.py`: the command line.
 """

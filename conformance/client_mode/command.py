@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from conformance import signing_keys as keys
-from conformance.client_mode import judging, reaping, reports
+from conformance.client_mode import reaping, reports, rules
 from conformance.client_mode.runner import (
     CommandDidNotStart,
     ScenarioRun,
@@ -139,7 +139,7 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
     client sent too little); with some (--scenario), only what those scenarios can show is
     judged, and the rest is not tested. A client that sent no whole request has no verdict."""
     every = {run.scenario.name for run in runs} == {scenario.name for scenario in SCENARIOS}
-    settled = judging.settle_across_run([r for run in runs for r in judging.judge(run)])
+    settled = rules.settle_across_run([r for run in runs for r in rules.judge(run)])
     verdict = decide(
         settled.kept,
         strict=strict,
@@ -148,8 +148,8 @@ def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
         untested_reason="no scenario of this run gave the client a chance to show it"
         if every
         else "not shown by the scenarios chosen (--scenario)",
-        cannot_check={**judging.unshown(runs), **settled.displaced_reasons()},
-        no_verdict_reason=judging.nothing_shown(runs),
+        cannot_check={**rules.unshown(runs), **settled.displaced_reasons()},
+        no_verdict_reason=rules.nothing_shown(runs),
     )
     judged = {o.requirement.id: o.outcome for o in verdict.outcomes}
     for outcome in verdict.outcomes:

@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from conformance import __version__, spec, strict_json
-from conformance.client_mode.judging import early_requests, judged, wait_end
+from conformance.client_mode.rules import early_requests, judged, wait_end
 from conformance.client_mode.runner import ScenarioRun
 from conformance.judging.verdict import NO_VERDICT, Verdict
 from conformance.reports import attestation, badge, har, html, package, timeline

@@ -89,7 +89,7 @@ def test_catalogue_entry_is_verified_as_it_claims(entry, checked_by):
 
 
 def test_client_requirements_are_verified_as_they_claim(tmp_path):
-    from conformance.client_mode import judging
+    from conformance.client_mode import rules
     from tests.client_mode import inline_clients
 
     command = inline_clients.command(tmp_path, inline_clients.CAREFUL, "careful")
@@ -112,11 +112,11 @@ def test_client_requirements_are_verified_as_they_claim(tmp_path):
     assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
     statement = json.loads((tmp_path / "reports" / "conformance.json").read_text())
     assert statement["role"] == "client"
-    checked_by = {  # scenario::check_x -> judging.py::check_x
-        entry["id"]: {"judging.py::" + test.split("::", 1)[1] for test in entry["tests"]}
+    checked_by = {  # scenario::check_x -> rules.py::check_x
+        entry["id"]: {"rules.py::" + test.split("::", 1)[1] for test in entry["tests"]}
         for entry in statement["requirements"]
     }
-    checks = {check.__name__ for check in judging.CHECKS}
+    checks = {check.__name__ for check in rules.CHECKS}
     problems = []
     for entry in catalogue("client").values():
         if not entry.tests or entry.not_testable:

@@ -50,11 +50,9 @@ def test_requirement_is_well_formed(entry):
     assert bool(tests) != bool(reason), "an entry needs either `tests` or `not_testable`"
     if reason:
         assert isinstance(reason, str) and reason.strip()
-    # A server requirement names suite tests; a client requirement the judging's checks.
+    # A server requirement names suite tests; a client one the checks of client_mode/rules.py.
     form = (
-        r"^judging\.py::check_\w+$"
-        if entry.get("role") == "client"
-        else r"^test_\w+\.py::test_\w+$"
+        r"^rules\.py::check_\w+$" if entry.get("role") == "client" else r"^test_\w+\.py::test_\w+$"
     )
     for test in tests:
         assert re.match(form, test), test

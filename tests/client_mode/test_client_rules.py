@@ -9,7 +9,7 @@ from email.utils import formatdate
 
 import pytest
 
-from conformance.client_mode import command, judging
+from conformance.client_mode import command, rules
 from conformance.client_mode.recorder import NOT_JSON, Arrival
 from conformance.client_mode.runner import ScenarioRun
 from conformance.client_mode.scenarios import BY_NAME, SCENARIOS
@@ -64,13 +64,13 @@ def outcomes(results):
 
 @pytest.mark.parametrize(
     ("back_after", "passed"),
-    [(1.02, True), (1.0 - judging.TOLERANCE + 0.02, True), (0.5, False)],
+    [(1.02, True), (1.0 - rules.TOLERANCE + 0.02, True), (0.5, False)],
 )
 def test_retry_after_in_seconds_is_waited_to_the_tolerance(back_after, passed):
     run = scenario_run(
         "retry-after-seconds", [arrival(0.0, 429, retry_after=1), arrival(0.01 + back_after, 200)]
     )
-    results = judging.check_waits_for_retry_after(run)
+    results = rules.check_waits_for_retry_after(run)
     assert outcomes(results) == {("CLI-RETRY-AFTER", passed), ("LIM-CLIENT-BACKOFF", passed)}
     if not passed:
         assert "Retry-After: 1" in results[0].message and "came back 0.500 s" in results[0].message
@@ -86,8 +86,8 @@ def test_an_http_date_is_a_wall_clock_moment():
         "retry-after-date", [arrival(0.3, 429, retry_after=date), arrival(2.0, 201)]
     )
     assert answered_wall == early.arrivals[0].answered_wall
-    assert ("CLI-RETRY-AFTER", False) in outcomes(judging.check_waits_for_retry_after(early))
-    assert ("CLI-RETRY-AFTER", True) in outcomes(judging.check_waits_for_retry_after(late))
+    assert ("CLI-RETRY-AFTER", False) in outcomes(rules.check_waits_for_retry_after(early))
+    assert ("CLI-RETRY-AFTER", True) in outcomes(rules.check_waits_for_retry_after(late))
 
 
 def test_three_requests_while_limited_are_hammering_and_one_cause():
@@ -101,12 +101,12 @@ def test_three_requests_while_limited_are_hammering_and_one_cause():
         ],
         exit_status=1,
     )
-    results = judging.judge(run)
+    results = rules.judge(run)
     hammering = [r for r in results if r.requirement_id == "CLI-NO-HAMMERING"]
     assert [r.passed for r in hammering] == [False]
     assert "3 requests sent while limited by one 429" in hammering[0].message
     assert hammering[0].exchange.id == 4  # the request that reached the threshold
-    settled = judging.settle_across_run(results)
+    settled = rules.settle_across_run(results)
     failed = {r.requirement_id for r in settled.kept if not r.passed}
     assert failed == {"CLI-NO-HAMMERING"}
     assert settled.displaced["CLI-RETRY-AFTER"] == {"CLI-NO-HAMMERING"}
@@ -123,8 +123,8 @@ def test_two_early_requests_are_under_the_ban_threshold():
             arrival(3.02, 200),  # after the wait the last answer gave
         ],
     )
-    assert ("CLI-NO-HAMMERING", True) in outcomes(judging.check_no_hammering(run))
-    assert ("CLI-RETRY-AFTER", False) in outcomes(judging.check_waits_for_retry_after(run))
+    assert ("CLI-NO-HAMMERING", True) in outcomes(rules.check_no_hammering(run))
+    assert ("CLI-RETRY-AFTER", False) in outcomes(rules.check_waits_for_retry_after(run))
 
 
 def waits_run(*waits):
@@ -146,7 +146,7 @@ def waits_run(*waits):
     ],
 )
 def test_waits_without_retry_after_must_grow(waits, passed):
-    results = judging.check_backoff_grows(waits_run(*waits))
+    results = rules.check_backoff_grows(waits_run(*waits))
     assert ("CLI-BACKOFF-GROWS", passed) in outcomes(results)
 
 
@@ -154,20 +154,18 @@ def test_a_429_that_never_ends_must_be_given_up():
     arrivals = [arrival(float(n), 429, retry_after=1) for n in range(5)]
     gave_up = scenario_run("endless-429", arrivals, exit_status=1)
     stopped = scenario_run("endless-429", arrivals, timed_out=True)
-    assert ("CLI-GIVES-UP", True) in outcomes(judging.check_gives_up(gave_up))
-    results = judging.check_gives_up(stopped)
+    assert ("CLI-GIVES-UP", True) in outcomes(rules.check_gives_up(gave_up))
+    results = rules.check_gives_up(stopped)
     assert ("CLI-GIVES-UP", False) in outcomes(results)
     assert "was stopped" in results[0].message
 
 
 def test_a_401_repeated_unchanged_is_warned_not_a_changed_one():
     repeated = scenario_run("unauthorized", [arrival(0.0, 401), arrival(0.5, 401)], 1)
-    assert outcomes(judging.check_no_unchanged_retry(repeated)) == {
-        ("CLI-NO-RETRY-UNCHANGED", False)
-    }
+    assert outcomes(rules.check_no_unchanged_retry(repeated)) == {("CLI-NO-RETRY-UNCHANGED", False)}
     changed = [arrival(0.0, 401), arrival(0.5, 401)]
     changed[1].fingerprint = "another"
-    assert outcomes(judging.check_no_unchanged_retry(scenario_run("unauthorized", changed))) == {
+    assert outcomes(rules.check_no_unchanged_retry(scenario_run("unauthorized", changed))) == {
         ("CLI-NO-RETRY-UNCHANGED", True)
     }
 
@@ -177,7 +175,7 @@ def test_remaining_zero_asks_to_wait_for_the_reset():
     early = scenario_run(
         "remaining-zero", [arrival(0.0, 200, remaining=0, reset=reset), arrival(1.0, 429)]
     )
-    results = judging.check_waits_for_reset(early)
+    results = rules.check_waits_for_reset(early)
     assert outcomes(results) == {("CLI-WAITS-FOR-RESET", False)}
     waited = scenario_run(
         "remaining-zero",
@@ -186,7 +184,7 @@ def test_remaining_zero_asks_to_wait_for_the_reset():
             arrival(2.0, 200, remaining=0, reset=reset + 2),
         ],
     )
-    assert outcomes(judging.check_waits_for_reset(waited)) == {("CLI-WAITS-FOR-RESET", True)}
+    assert outcomes(rules.check_waits_for_reset(waited)) == {("CLI-WAITS-FOR-RESET", True)}
 
 
 @pytest.mark.parametrize(
@@ -200,7 +198,7 @@ def test_remaining_zero_asks_to_wait_for_the_reset():
 )
 def test_create_sends_a_json_new_category(media, body, passed):
     run = scenario_run("create", [arrival(0.0, 201, media=media, body=body)])
-    assert outcomes(judging.check_create_body(run)) == {("CLI-CREATE-JSON", passed)}
+    assert outcomes(rules.check_create_body(run)) == {("CLI-CREATE-JSON", passed)}
 
 
 def listing_at(at):
@@ -210,19 +208,19 @@ def listing_at(at):
 def test_create_is_judged_on_the_post_wherever_it_comes_and_names_the_rest():
     create = arrival(0.5, 201, media="application/json", body={"name": "client-check"})
     run = scenario_run("create", [listing_at(0.0), create, listing_at(1.0)])
-    [checked] = judging.check_create_body(run)
+    [checked] = rules.check_create_body(run)
     assert (checked.passed, checked.message) == (
         True,
         "1 POST /categories with a JSON NewCategory; also sent: GET /v1/categories (2 times)",
     )
     bad = arrival(0.5, 400, media="text/plain", body={"name": "client-check"})
-    [checked] = judging.check_create_body(scenario_run("create", [bad, listing_at(1.0)]))
+    [checked] = rules.check_create_body(scenario_run("create", [bad, listing_at(1.0)]))
     assert not checked.passed and checked.exchange is bad.exchange
     assert checked.message.endswith("not application/json; also sent: GET /v1/categories")
 
 
 def test_a_create_never_sent_fails_naming_what_was():
-    [checked] = judging.check_create_body(scenario_run("create", [listing_at(0.0)]))
+    [checked] = rules.check_create_body(scenario_run("create", [listing_at(0.0)]))
     assert not checked.passed
     assert checked.message == (
         "createCategory (POST .../v1/categories) was never sent; the client sent: "
@@ -234,13 +232,13 @@ def test_retries_count_the_scenarios_own_requests():
     """A POST after the 429 to the GET is no retry of it."""
     create = arrival(1.1, 201, media="application/json", body={"name": "x"})
     run = scenario_run("retry-after-seconds", [arrival(0.0, 429, retry_after=1), create])
-    [checked] = judging.check_retries(run)
+    [checked] = rules.check_retries(run)
     assert not checked.passed and "also sent: POST /v1/categories" in checked.message
 
 
 def test_the_key_must_be_a_bearer_token():
     run = scenario_run("success", [arrival(0.0, 200), arrival(0.1, 401, bearer=False)])
-    results = judging.check_bearer_key(run)
+    results = rules.check_bearer_key(run)
     assert outcomes(results) == {("CLI-BEARER-KEY", False)}
     assert results[0].exchange.id == 2
 
@@ -258,27 +256,27 @@ def test_early_requests_are_counted_per_limitation_as_the_ban_counts_strikes():
             arrival(6.2, 201),
         ],
     )
-    assert ("CLI-NO-HAMMERING", True) in outcomes(judging.check_no_hammering(run))
-    assert ("CLI-RETRY-AFTER", False) in outcomes(judging.check_waits_for_retry_after(run))
+    assert ("CLI-NO-HAMMERING", True) in outcomes(rules.check_no_hammering(run))
+    assert ("CLI-RETRY-AFTER", False) in outcomes(rules.check_waits_for_retry_after(run))
 
 
 def test_giving_up_at_once_on_a_get_is_a_retry_not_made():
     gave_up_at_once = scenario_run("retry-after-seconds", [arrival(0.0, 429, retry_after=1)], 1)
-    results = judging.check_retries(gave_up_at_once)
+    results = rules.check_retries(gave_up_at_once)
     assert outcomes(results) == {("CLI-RETRIES", False)}
     assert "sent nothing more" in results[0].message
     retried_once = scenario_run(
         "retry-after-seconds", [arrival(0.0, 429, retry_after=1), arrival(1.1, 429)], 1
     )
-    assert outcomes(judging.check_retries(retried_once)) == {("CLI-RETRIES", True)}
+    assert outcomes(rules.check_retries(retried_once)) == {("CLI-RETRIES", True)}
 
 
 def test_two_retries_without_retry_after_leave_the_growth_unjudged_not_failed():
     run = waits_run(0.5, 1.0)
     run.arrivals[-1].exchange.status = 429  # it gave up after its second retry
     run.exit_status = 1
-    assert judging.check_backoff_grows(run) == []
-    assert "gave up after 2 retries" in judging.unshown([run])["CLI-BACKOFF-GROWS"]
+    assert rules.check_backoff_grows(run) == []
+    assert "gave up after 2 retries" in rules.unshown([run])["CLI-BACKOFF-GROWS"]
 
 
 def test_waiting_for_each_reset_named_is_as_good_as_growing_waits():
@@ -293,11 +291,11 @@ def test_waiting_for_each_reset_named_is_as_good_as_growing_waits():
             arrival(5.0, 200),
         ],
     )
-    results = judging.check_backoff_grows(run)
+    results = rules.check_backoff_grows(run)
     assert outcomes(results) == {("CLI-BACKOFF-GROWS", True), ("LIM-CLIENT-BACKOFF", True)}
     assert "X-RateLimit-Reset" in results[0].message
     run.arrivals[2].arrived_wall -= 0.5  # one came back before its Reset: growth is judged
-    assert ("CLI-BACKOFF-GROWS", False) in outcomes(judging.check_backoff_grows(run))
+    assert ("CLI-BACKOFF-GROWS", False) in outcomes(rules.check_backoff_grows(run))
 
 
 def first_answer(scenario, at):
@@ -364,7 +362,7 @@ def test_a_retry_is_judged_on_a_get_and_a_post_may_be_given_up():
     assert posts, "a scenario shows what a client does with a refused POST"
     for scenario in posts:
         gave_up = scenario_run(scenario.name, [first_answer(scenario, 0.0)], exit_status=1)
-        assert judging.check_retries(gave_up) == []
+        assert rules.check_retries(gave_up) == []
 
 
 def test_a_long_floor_of_its_own_is_not_reading_retry_after():
@@ -377,13 +375,13 @@ def test_a_long_floor_of_its_own_is_not_reading_retry_after():
         run = scenario_run(
             scenario.name, [first_answer(scenario, 0.0), arrival(4.01, 429), arrival(8.02, 200)]
         )
-        results = judging.check_waits_for_retry_after(run)
+        results = rules.check_waits_for_retry_after(run)
         assert ("CLI-RETRY-AFTER", False) in outcomes(results), scenario.name
         assert "came back 4.000 s after a 429" in results[0].message
     short = [s for s in SCENARIOS if s.script.refusals and s.script.wait <= 2]
     for scenario in short:
         run = scenario_run(scenario.name, [first_answer(scenario, 0.0), arrival(4.01, 200)])
-        assert ("CLI-RETRY-AFTER", False) not in outcomes(judging.judge(run)), scenario.name
+        assert ("CLI-RETRY-AFTER", False) not in outcomes(rules.judge(run)), scenario.name
 
 
 def test_a_client_that_showed_nothing_is_never_certified():
