@@ -87,6 +87,10 @@ QUICK_MODULES = {
 QUICK_TESTS = {"test_command.py::test_no_arguments_certifies_the_bundled_reference"}
 
 
+SOLO_GROUPS_EACH = 2
+SOLO_DEALT = {"zoo": itertools.count(), "bursts": itertools.count()}  # in collection order
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
     named = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
     solo = item.get_closest_marker("solo")
@@ -95,10 +99,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     ):
         item.add_marker(pytest.mark.quick)
     if solo:
-        # tox's solo pass (`-n 2 --dist loadgroup`): the client zoo on one core, the bursts that
-        # need a whole core for their minute on the other, one test at a time on each.
-        group = "zoo" if item.path.name == "test_client_zoo.py" else "bursts"
-        item.add_marker(pytest.mark.xdist_group(group))
+        # tox's solo pass (`-n 4 --dist loadgroup`): the client zoo's tests dealt out to two
+        # workers, the bursts that need a core for their minute to two others, one test at a
+        # time on each; four at once, mostly waiting, held their verdicts beside a second
+        # whole test run.
+        kind = "zoo" if item.path.name == "test_client_zoo.py" else "bursts"
+        dealt = next(SOLO_DEALT[kind])
+        item.add_marker(pytest.mark.xdist_group(f"{kind}-{dealt % SOLO_GROUPS_EACH + 1}"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -18,13 +18,13 @@ from typing import IO
 
 # Eight workers on two cores: the checker runs of test_faults_and_variants spend part of their
 # time waiting out rate-limit windows. Work stealing keeps the long ones from queueing behind
-# each other. Then the tests marked solo, each needing a core of its own: the client zoo's on
-# one worker, the bursts' on the other, one at a time on each (tests/conftest.py groups them);
-# last, alone, the one that needs both cores.
+# each other. Then the tests marked solo, each needing a core for its bursts but mostly waiting:
+# the client zoo's on two workers, the bursts' on two others, one at a time on each
+# (tests/conftest.py groups them); last, alone, the ones that need both cores.
 PARALLEL = "not solo and not big and not day_minute"
 PHASES = (
     ("parallel", ["-n", "8", "--dist", "worksteal", "-m", PARALLEL]),
-    ("solo", ["-n", "2", "--dist", "loadgroup", "-m", "solo and not machine"]),
+    ("solo", ["-n", "4", "--dist", "loadgroup", "-m", "solo and not machine"]),
     ("machine", ["-m", "machine"]),
 )
 # The day profile on the real minute: about 20 minutes a test, nearly all of it waiting for

@@ -151,9 +151,10 @@ def test_a_front_refusing_every_caller_ends_the_run_not_conformant(tmp_path: Pat
 # A limiter in front at the plan's figure, refilled continuously: HAProxy's http_req_rate is a
 # rolling count over its period (the current period's count, and the previous one's share of
 # the time left), per key (its Authorization header), as a gateway or vsthrottle keeps one. It
-# lets a window's quota through, and the request that proves the service's own 429 (the plan's
-# figure, and one); then it refuses inside the next window's announced quota, its own 429
-# without the service's headers.
+# lets a window's quota through, the request that proves the service's own 429, and the one
+# that read the window before (the plan's figure, and two: a 3 s window looks too short to
+# begin late in, so the checker reads the next one whole first); then it refuses inside the
+# next window's announced quota, its own 429 without the service's headers.
 ROLLING_FRONTEND = """\
 frontend api
     bind 127.0.0.1:{port}
@@ -179,7 +180,7 @@ def test_a_front_refilled_continuously_fails_the_second_window(tmp_path: Path) -
     front's."""
     keys = new_keys()
     rolling = ROLLING_FRONTEND.replace("{period}", str(MINUTE_SECONDS)).replace(
-        "{figure}", str(PLAN_FIGURE + 1)
+        "{figure}", str(PLAN_FIGURE + 2)
     )
     with reference_behind_haproxy(tmp_path, keys, DENY_429, rolling) as base_url:
         run = run_command(base_url, keys, tmp_path / "report")
