@@ -124,6 +124,9 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
         *("-p", "no:cacheprovider"),
         # One process: the client paces and budgets every request of the run.
         *("-p", "no:xdist"),
+        # Its collections of the garbage at the end, hunting exceptions raised where none can
+        # be (a __del__), cost a tenth of a second of every run and tell a user nothing.
+        *("-p", "no:unraisableexception"),
         # The suite asserts through expect/require; rewriting would only cost start-up time.
         "--assert=plain",
         # `--option=PATH` in one word: pytest takes a lone existing path for its rootdir, and
