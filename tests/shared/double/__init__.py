@@ -7,6 +7,8 @@ Importing this package starts nothing: `FAULTS` and `VARIANTS` are plain registr
 from tests.shared.double.behaviours import (
     FAULTS,
     HOSTILE,
+    PER_RESPONSE,
+    TIMED_VARIANTS,
     VARIANT_OPTIONS,
     VARIANTS,
     WARNINGS,
@@ -17,6 +19,8 @@ from tests.shared.double.launcher import DoubleFailedToStart, running_double, st
 __all__ = [
     "FAULTS",
     "HOSTILE",
+    "PER_RESPONSE",
+    "TIMED_VARIANTS",
     "VARIANTS",
     "VARIANT_OPTIONS",
     "WARNINGS",

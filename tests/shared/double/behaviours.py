@@ -428,6 +428,38 @@ VARIANTS: dict[str, str] = {
     ),
 }
 
+# The variants of how the limit behaves, or of how fast and on what connections answers come:
+# time can change what a run of them sees. The others differ only in what a response says, and
+# the time their runs spend on a key's quota is the correct double's, already in these.
+TIMED_VARIANTS = frozenset(
+    {
+        "ban-while-limited",
+        "connection-close",
+        "day-limit-headers",
+        "late-window",
+        "retry-after-conservative",
+        "retry-after-http-date",
+        "sliding-minute-with-day",
+        "sliding-window",
+        "slow-responses",
+        "two-workers",
+    }
+)
+
+# Requirements judged on each response's own headers, whenever it comes (a 429 comes in every
+# run): time cannot change what their checks see. Those judged from how a key's quota was spent
+# and refused, when, can.
+PER_RESPONSE = frozenset(
+    {
+        "LIM-HEADERS-PRESENT",
+        "LIM-HEADERS-VALID",
+        "LIM-LIMIT-PLAN",
+        "LIM-RESET-UNIX-TIME",
+        "LIM-RESET-WHOLE-SECONDS",
+        "LIM-RETRY-AFTER",
+    }
+)
+
 # What the checker needs to see a variant (as Fault.options): the day's shapes, its day profile.
 VARIANT_OPTIONS: dict[str, tuple[str, ...]] = {
     "sliding-minute-with-day": ("--profile", "day"),
