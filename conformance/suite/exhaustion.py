@@ -98,8 +98,8 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
             burst = spender.spend(probe)
             main_after: list[Snapshot] = []
             room = main_before is not None and has_room(main_before, settings, client)
-            if room and is_429(burst):
-                main_after = main_key_after(client, main_before, settings)  # type: ignore[arg-type]
+            if main_before is not None and room and is_429(burst):
+                main_after = main_key_after(client, main_before, settings)
     finally:
         client.keep("main", 0)
     clock = ServerClock.of(client.exchanges)
