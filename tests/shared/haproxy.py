@@ -87,7 +87,10 @@ def start_haproxy(folder: Path, config: Callable[[int], str]) -> Haproxy:
                 stderr=subprocess.STDOUT,
             )
         server = Haproxy(process, folder, port)
-        if wait_for_ports(server):  # type: ignore[arg-type]
+        # A port taken meanwhile by another test's server accepts connections too: HAProxy then
+        # says it cannot bind, and this attempt is not ours.
+        ours = wait_for_ports(server)  # type: ignore[arg-type]
+        if ours and "Address already in use" not in server.log():
             return server
         server.stop()
         if "Address already in use" not in server.log() or attempt == ATTEMPTS:

@@ -53,9 +53,22 @@ def nginx_path() -> str | None:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    (port,) = free_ports(1)
+    return port
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free loopback ports: their sockets held open together while chosen,
+    since a port just closed may be handed out again (two server blocks of one nginx on one
+    port: the staging test's "wrong name" was once answered by its mutual-TLS address)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 @dataclass
@@ -90,7 +103,7 @@ def start_nginx(folder: Path, http_config: Callable[[list[int]], str], ports: in
         raise NginxDidNotStart("nginx is not installed")
     folder.mkdir(parents=True, exist_ok=True)
     for attempt in range(1, ATTEMPTS + 1):
-        chosen = [free_port() for _ in range(ports)]
+        chosen = free_ports(ports)
         config = folder / "nginx.conf"
         config.write_text(
             MAIN_CONFIG.format(
@@ -107,7 +120,9 @@ def start_nginx(folder: Path, http_config: Callable[[list[int]], str], ports: in
             stderr=subprocess.DEVNULL,
         )
         server = Nginx(process, folder, chosen)
-        if wait_for_ports(server):
+        # A port taken meanwhile by another test's server accepts connections too: nginx then
+        # logs its failed bind (and retries it for seconds), and this attempt is not ours.
+        if wait_for_ports(server) and "Address already in use" not in server.error_log():
             return server
         server.stop()
         if "Address already in use" not in server.error_log() or attempt == ATTEMPTS:
