@@ -152,9 +152,8 @@ def test_a_front_refusing_every_caller_ends_the_run_not_conformant(tmp_path: Pat
 # rolling count over its period (the current period's count, and the previous one's share of
 # the time left), per key (its Authorization header), as a gateway or vsthrottle keeps one. It
 # lets a window's quota through, the request that proves the service's own 429, and the one
-# that read the window before (the plan's figure, and two: a 3 s window looks too short to
-# begin late in, so the checker reads the next one whole first); then it refuses inside the
-# next window's announced quota, its own 429 without the service's headers.
+# that read the window before (the plan's figure, and two); then it refuses inside the next
+# window's announced quota, its own 429 without the service's headers.
 ROLLING_FRONTEND = """\
 frontend api
     bind 127.0.0.1:{port}
@@ -166,12 +165,15 @@ backend service
     server reference {upstream}
 """
 PLAN_FIGURE = 60  # free: requests per minute
+ROLLING_MINUTE_SECONDS = 10
+"""A minute long enough for the boundary burst (a quarter of it is 2.5 s): the checker spends
+its first window late, and the next just after the reset, where the front has given back a
+quarter of its count at most. On a 3 s minute a window is spent at once, and the next one a
+whole window later: the front was caught only where the run's first request fell early in the
+front's period (it passed a solo CI run, conformant)."""
 
 
-# Solo: its first burst must land inside one 3 s window for the front to be met in the second.
-# Among eight checkers on two cores it once took 3.5 s, straddled the reset, and the front
-# refused it there, where counting cannot tell a refusal inside the quota from one after it
-# (LIM-QUOTA-HONOURED passed by the count; the run still not conformant on the front's 429).
+# Solo: its first burst must land late in its window for the front to be met in the next.
 @pytest.mark.solo
 def test_a_front_refilled_continuously_fails_the_second_window(tmp_path: Path) -> None:
     """The first window passes untouched; the window after the reset, spent from its start,
@@ -179,10 +181,11 @@ def test_a_front_refilled_continuously_fails_the_second_window(tmp_path: Path) -
     LIM-QUOTA-HONOURED, and the front's headerless 429 LIM-HEADERS-PRESENT, named as the
     front's."""
     keys = new_keys()
-    rolling = ROLLING_FRONTEND.replace("{period}", str(MINUTE_SECONDS)).replace(
+    rolling = ROLLING_FRONTEND.replace("{period}", str(ROLLING_MINUTE_SECONDS)).replace(
         "{figure}", str(PLAN_FIGURE + 2)
     )
-    with reference_behind_haproxy(tmp_path, keys, DENY_429, rolling) as base_url:
+    fronted = (DENY_429, rolling, ROLLING_MINUTE_SECONDS)
+    with reference_behind_haproxy(tmp_path, keys, *fronted) as base_url:
         run = run_command(base_url, keys, tmp_path / "report")
     assert_no_key_in_outputs(run)
     assert run.status == 1, run.describe()
