@@ -188,8 +188,10 @@ class Spender:
     def __post_init__(self) -> None:
         self.reach = Reach(self.client, self.label, PATH)
 
-    def spend(self, probe: Snapshot) -> Burst:
-        burst = Burst([probe])
+    def spend(self, probe: Snapshot, before: list[Snapshot] | None = None) -> Burst:
+        """Spend the key's quota from `probe` on; `before`, the key's responses of the probe's
+        window sent before it, count against the same quota (`Burst.key_history`)."""
+        burst = Burst([probe], before=before or [])
         self.reach.window  # noqa: B018 - read before the burst's own responses add to the run
         figure = self.per_minute or probe.limit or 60
         ceiling = SPENDING_CEILING * figure + 4
@@ -337,8 +339,8 @@ class Spender:
     def served_beyond_quota(self, burst: Burst, figure: int) -> bool:
         """True when a window served beyond its quota (the fault is evident: stop)."""
         clock = self.clock()
-        holds = counting(burst.history, clock).problem is None
-        found = excess(burst.history, holds, clock)
+        holds = counting(burst.key_history, clock).problem is None
+        found = excess(burst.key_history, holds, clock)
         if found is not None:
             burst.beyond, burst.beyond_evidence = found.seen, found.evidence
             return True

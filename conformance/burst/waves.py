@@ -75,6 +75,8 @@ class Burst:
     """What spending a key's quota showed: the key's responses, in the order they were sent."""
 
     history: list[Snapshot]
+    # The key's responses that named the probe's window before it: the same quota counted them.
+    before: list[Snapshot] = field(default_factory=list)
     refused: Snapshot | None = None  # the first response of the latest wave not served
     beyond: Snapshot | None = None  # a response served beyond its window's quota
     beyond_evidence: str = ""  # what showed it beyond
@@ -86,6 +88,12 @@ class Burst:
     @property
     def requests(self) -> int:
         return len(self.history) - 1  # the probe it started from was not the burst's
+
+    @property
+    def key_history(self) -> list[Snapshot]:
+        """What its windows are judged on: the key's earlier responses in the probe's window
+        (a request a window served before the burst is one of its quota), then the burst's."""
+        return [*self.before, *self.history]
 
     def add(self, seen: list[Snapshot]) -> None:
         self.history += sorted(seen, key=lambda s: s.exchange.started_at)

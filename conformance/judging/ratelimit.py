@@ -164,6 +164,18 @@ def of_the_key(exchanges: Iterable[Exchange], label: str) -> list[Snapshot]:
     return [snapshot(e) for e in sorted(mine, key=lambda e: e.started_at)]
 
 
+def earlier_in_its_window(history: Iterable[Snapshot], seen: Snapshot) -> list[Snapshot]:
+    """The responses of `history` sent before `seen` that name its window (its Limit and
+    Reset): a window counts every request of its key, not only those of one scenario."""
+    return [
+        s
+        for s in history
+        if s.exchange.started_at < seen.exchange.started_at
+        and s.complete
+        and (s.limit, s.reset) == (seen.limit, seen.reset)
+    ]
+
+
 @dataclass
 class Window:
     """The responses of one key that speak of one window of one limit.

@@ -33,6 +33,7 @@ from conformance.judging.ratelimit import (
     ServerClock,
     Snapshot,
     counting,
+    earlier_in_its_window,
     of_the_key,
     own_count,
     refused_after_quota,
@@ -95,7 +96,8 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
             probe = snapshot(client.get(PATH, key=label))
             main_before = snapshot(client.get(PATH, key="main", kept=True)) if other else None
             spender = Spender(client, label, per_minute, announce, go_late if late else None)
-            burst = spender.spend(probe)
+            before = earlier_in_its_window(of_the_key(client.exchanges, label), probe)
+            burst = spender.spend(probe, before)
             main_after: list[Snapshot] = []
             room = main_before is not None and has_room(main_before, settings, client)
             if main_before is not None and room and is_429(burst):
@@ -246,7 +248,7 @@ def judge_burst(
     front: bool = False,
 ) -> None:
     per_minute = settings.plan_limits[0]
-    tally = counting(burst.history, clock)
+    tally = counting(burst.key_history, clock)
     if tally.judged:
         expect(
             "LIM-REMAINING-COUNTS",
@@ -294,13 +296,13 @@ def judge_quota(
     where Remaining is known to count, a settled 429 that no Remaining 0 preceded disproves
     it, and a settled 429 that one did proves it. A 429 in its window's last second (where a
     sliding window may have given a request back unseen) proves nothing either way."""
-    honoured = refused_after_quota(burst.history, per_minute, clock)
+    honoured = refused_after_quota(burst.key_history, per_minute, clock)
     if honoured is not None:
         expect("LIM-QUOTA-HONOURED", True, "refused once the quota was served", honoured.exchange)
         return
     if not counting_holds:
         return  # a Remaining that does not count cannot tell a refusal early
-    early = refused_within_quota(burst.history, per_minute, clock)
+    early = refused_within_quota(burst.key_history, per_minute, clock)
     if early is not None:
         expect(
             "LIM-QUOTA-HONOURED",
@@ -329,7 +331,7 @@ def judge_enforcement(
         )
     elif refused is not None and refused.status != 429:
         spent = any(
-            s.served and s.remaining == 0 and s.reset == refused.reset for s in burst.history
+            s.served and s.remaining == 0 and s.reset == refused.reset for s in burst.key_history
         )
         if not spent and not front:
             left_open(
@@ -387,7 +389,7 @@ def left_open(reason: str) -> NoReturn:
 
 
 def settled(burst: Burst, clock: ServerClock, seen: Snapshot) -> bool:
-    return settled_in_its_window(burst.history, clock, seen)
+    return settled_in_its_window(burst.key_history, clock, seen)
 
 
 def check_refusal(refused: Snapshot, per_minute: int | None) -> None:

@@ -17,7 +17,7 @@ from conformance.burst.reach import CPU_PER_REQUEST, HTTPX_CPU_PER_REQUEST, Proc
 from conformance.burst.spender import MAX_CONNECTIONS, Spender, fallback_wave, plan_wave
 from conformance.burst.waves import Burst, Rate, Wave
 from conformance.httpclient.client import ConformanceClient, Exchange
-from conformance.judging.ratelimit import snapshot
+from conformance.judging.ratelimit import earlier_in_its_window, snapshot
 
 KEY = "sk-burst-test-key"
 
@@ -217,6 +217,24 @@ def test_three_short_minutes_of_quota_in_seconds_are_no_excess_where_headers_sho
     burst = Burst(history)
     assert spender.served_beyond_quota(burst, 60) is False
     assert burst.beyond is None
+
+
+def test_a_request_its_window_served_before_the_probe_counts_against_the_quota():
+    """A limit plus one: the key's request before the probe (the one that showed the window
+    whole), then the probe and a wave of 59 whose last two came together, both saying
+    Remaining 0. The burst alone saw 60 served; with the earlier one its window served 61."""
+    start = math.floor(time.time()) - 30
+    reset = start + 3
+    earlier = served(reset, 59, start + 0.01)
+    probe = served(reset, 58, start + 0.02)
+    wave = [served(reset, max(0, 57 - i), start + 0.03 + min(i, 57) * 0.001) for i in range(59)]
+    assert earlier_in_its_window([earlier, probe, *wave], probe) == [earlier]
+    spender = Spender(ConformanceClient("http://petstore.test/v1", {"main": KEY}), "main", 60)
+    alone = Burst([probe, *wave])
+    assert spender.served_beyond_quota(alone, 60) is False
+    burst = Burst([probe, *wave], before=[earlier])
+    assert spender.served_beyond_quota(burst, 60) is True
+    assert burst.beyond_evidence.startswith("61 requests of this key were served")
 
 
 def history_of_one_window(requests: int, window: float) -> list:
