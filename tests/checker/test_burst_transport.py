@@ -338,8 +338,12 @@ def test_a_head_past_its_bound_is_no_response(scripted, path, head):
     server = scripted(lambda n: (head, True))
     with client_for(server) as client, pytest.raises(TargetUnreachable) as raised:
         answers(client, path, 1)
-    # The burst counts interim responses; httpx's path, their bytes (and the deadline).
-    bounded = rf"a response head.* of more than \d+ bytes|more than {MAX_INTERIM_RESPONSES} interim"
+    # The burst counts interim responses; httpx's path, their bytes, and the deadline on one
+    # response where a busy machine parses them slower than it (a second test run beside this).
+    bounded = (
+        rf"a response head.* of more than \d+ bytes|more than {MAX_INTERIM_RESPONSES} interim"
+        r"|no whole response within [\d.]+ s"
+    )
     assert re.search(bounded, str(raised.value)), raised.value
 
 

@@ -31,7 +31,7 @@ from tests.shared.servers import reference_args, start_reference
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 GITLAB = yaml.safe_load((ROOT / "ci-templates" / "gitlab-ci.yml").read_text(encoding="utf-8"))
-INSTALL_TIMEOUT = 300
+INSTALL_TIMEOUT = 900  # pip took over 300 s beside a second test run
 CHECK_TIMEOUT = 60
 FAULT, FAULT_ID = "no-www-authenticate", "AUTH-WWW-AUTHENTICATE"
 

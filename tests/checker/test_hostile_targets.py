@@ -33,7 +33,7 @@ from tests.shared.servers import start_server
 
 PEAK_MEMORY_MB = 500
 ADDRESS_SPACE = 3 * 1024**3  # a checker reading 2 GiB whole fails here, not the machine
-KILL_AFTER = 180.0
+KILL_AFTER = 400.0  # a run with 4 MB listings took over 180 s beside a second test run
 # The one test that reads a list of categories (after creating some): a run of seconds.
 LISTING_TEST = ("--", "-k", "test_list_contains_every_created_category")
 
@@ -57,10 +57,12 @@ class Ended:
 
 
 @contextmanager
-def hostile_target(mode: str, after: int = 0) -> Iterator[tuple[str, tuple[str, str]]]:
+def hostile_target(
+    mode: str, after: int = 0, minute_seconds: float = 3.0
+) -> Iterator[tuple[str, tuple[str, str]]]:
     """The double behind tests.shared.hostile in `mode`; yields (base URL, keys)."""
     keys = new_keys()
-    with running_double([f"{key}:free" for key in keys], minute_seconds=3.0) as upstream:
+    with running_double([f"{key}:free" for key in keys], minute_seconds=minute_seconds) as upstream:
         command = [sys.executable, "-m", "tests.shared.hostile", "--upstream", upstream]
         command += ["--mode", mode, "--after", str(after)]
         for key in keys:
@@ -143,8 +145,9 @@ def test_a_correct_server_sending_early_hints_or_a_4_mb_listing_is_conformant(tm
     """A `103 Early Hints` before every answer (RFC 9110 section 15.2: not the answer), or a
     listing of 4.1 MB of valid JSON to every read of the main key (under the body bound: judged
     as the JSON it is, in each of the run's 12 listing checks), from the double, correct in
-    everything: a whole run, conformant."""
-    with hostile_target(mode) as (base_url, keys):
+    everything: a whole run, conformant. On a 10 s minute: beside a second test run, the
+    burst could not land a 3 s window's quota in it, and the run said so (no verdict)."""
+    with hostile_target(mode, minute_seconds=10.0) as (base_url, keys):
         ended = run_checker(base_url, keys, tmp_path / "reports")
     print(f"{mode}: {ended.describe()}")
     assert ended.peak_mb < PEAK_MEMORY_MB, ended.describe()
@@ -282,7 +285,8 @@ def test_a_trickle_at_the_first_request_gives_no_verdict_in_bounded_time(tmp_pat
     with hostile_target("trickle-body") as (base_url, keys):
         ended = run_checker(base_url, keys, tmp_path / "reports")
     assert ended.status == 2, ended.describe()
-    assert ended.seconds < RESPONSE_SECONDS + 15, ended.describe()
+    # The bound on one response, and the start and the reports (16 s beside a second test run)
+    assert ended.seconds < RESPONSE_SECONDS + 40, ended.describe()
     assert "GET http://127.0.0.1" in ended.output, ended.describe()
     assert f"no whole response within {RESPONSE_SECONDS:g} s" in ended.output, ended.describe()
 
@@ -342,7 +346,9 @@ def test_sigterm_writes_every_report_with_no_verdict(tmp_path):
     after_signal = time.perf_counter() - signalled[0]
     print(f"SIGTERM: exit {ended.status} {after_signal:.1f} s after the signal; {ended.describe()}")
     assert ended.status == 2, ended.describe()
-    assert after_signal < 10, ended.describe()
+    # Seconds, not the back-off's minutes: writing every report took 10 s on a machine with a
+    # second test run beside this one.
+    assert after_signal < 30, ended.describe()
     statement = assert_reports_valid(ended)
     assert statement["verdict"] == "no verdict", ended.describe()
     assert "interrupted after" in statement["reason"], ended.describe()

@@ -270,7 +270,9 @@ def test_a_quota_beyond_this_machine_is_not_tested_with_the_rates(tmp_path: Path
     assert entry["outcome"] == "not-tested", run.describe()
     said = json.dumps(entry)
     assert "beyond what this machine can send" in said, said
-    needed = r"12,001 requests inside one window of [5-7] s need [\d,]+ requests a second"
+    # 6 s, read from the window's Resets and when its requests were sent: up to 9 s where a
+    # busy machine's requests waited seconds to be handled (a second test run beside this one).
+    needed = r"12,001 requests inside one window of [5-9] s need [\d,]+ requests a second"
     assert re.search(needed, said), said
     assert re.search(r"this machine reached [\d,]+ at most", said), said
     # and what it tried: the widest it goes, from the start of a window it saw begin

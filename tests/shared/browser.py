@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TIMEOUT = 30.0
+TIMEOUT = 90.0  # seconds for Chromium to answer (over 30 beside a second test run)
 # What Debian's Chromium needs here, as root, on a machine with no network but the registries.
 FLAGS = (
     "--headless",
