@@ -46,7 +46,9 @@ from conformance.judging.ratelimit import (
     ServerClock,
     Snapshot,
     counting,
+    earlier_in_its_window,
     excess,
+    of_the_key,
     settled_in_its_window,
     snapshot,
 )
@@ -188,10 +190,11 @@ class Spender:
     def __post_init__(self) -> None:
         self.reach = Reach(self.client, self.label, PATH)
 
-    def spend(self, probe: Snapshot, before: list[Snapshot] | None = None) -> Burst:
-        """Spend the key's quota from `probe` on; `before`, the key's responses of the probe's
-        window sent before it, count against the same quota (`Burst.key_history`)."""
-        burst = Burst([probe], before=before or [])
+    def spend(self, probe: Snapshot) -> Burst:
+        """Spend the key's quota from `probe` on. The key's earlier responses that named the
+        probe's window count against the same quota (`Burst.key_history`)."""
+        mine = of_the_key(self.client.exchanges, self.label)
+        burst = Burst([probe], before=earlier_in_its_window(mine, probe))
         self.reach.window  # noqa: B018 - read before the burst's own responses add to the run
         figure = self.per_minute or probe.limit or 60
         ceiling = SPENDING_CEILING * figure + 4

@@ -33,7 +33,6 @@ from conformance.judging.ratelimit import (
     ServerClock,
     Snapshot,
     counting,
-    earlier_in_its_window,
     of_the_key,
     own_count,
     refused_after_quota,
@@ -96,8 +95,7 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
             probe = snapshot(client.get(PATH, key=label))
             main_before = snapshot(client.get(PATH, key="main", kept=True)) if other else None
             spender = Spender(client, label, per_minute, announce, go_late if late else None)
-            before = earlier_in_its_window(of_the_key(client.exchanges, label), probe)
-            burst = spender.spend(probe, before)
+            burst = spender.spend(probe)
             main_after: list[Snapshot] = []
             room = main_before is not None and has_room(main_before, settings, client)
             if main_before is not None and room and is_429(burst):

@@ -220,7 +220,6 @@ def test_limits_shared_in_redis(reference_server):
     # A Redis call that did not answer within its timeout is a 503 (the reference fails closed:
     # 21 of the 100 beside a second test run); it may have been counted all the same.
     assert 20 - unavailable <= served <= 20, sorted(statuses)
-    assert served == 20 or unavailable, sorted(statuses)
     for response in responses:
         if response.status_code == 503:
             continue  # no count could be read
