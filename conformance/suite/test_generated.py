@@ -333,26 +333,37 @@ def test_generated_create_category_positive(client, run, generated):
     sender.explore(st.tuples(operation.as_strategy(), forms, lengths), step)
 
 
+# The two kinds of invalid NewCategory the document names (no `name`; a `name` that is not a
+# string), sent before the drawn ones: for about one seed in eight, Hypothesis' negative draws
+# within the share hold no body of one of them, and the requirement went unchecked.
+NAMED_NEGATIVES = ({"description": "a category without a name"}, {"name": 12345})
+
+
 def test_generated_create_category_negative(client, run, generated):
     """createCategory with bodies that break the schema: never created (a 4xx, 400 preferred)."""
     sender = Sender(client, generated, "create_negative")
     operation = generated.operations["createCategory"]
 
-    def step(case: Any) -> bool:
-        raw = generation.case_body(case)
-        key = generation.fingerprint("POST", case.formatted_path, raw)
+    def step(raw: Any, path: str = "/categories", media_type: str | None = None) -> bool:
+        key = generation.fingerprint("POST", path, raw)
         if not sender.first_time(key) or not json_serialisable(raw):
             return True
         if not sender.can_send():
             return False
         body = generation.prefixed(raw, run.unique_name)
-        exchange = post_category(sender, body, case.media_type)
+        exchange = post_category(sender, body, media_type)
         if exchange is None:
             return False
         judge_creation(exchange, body, generation.judge_new_category(body), run, generated)
         return True
 
-    sender.explore(operation.as_strategy(generation_mode=GenerationMode.NEGATIVE), step)
+    for body in NAMED_NEGATIVES:
+        if not step(body):
+            break  # out of requests: the draws below stop at once, or skip if none was sent
+    sender.explore(
+        operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
+        lambda case: step(generation.case_body(case), case.formatted_path, case.media_type),
+    )
 
 
 def test_generated_created_category_is_listed(client, run, generated):
