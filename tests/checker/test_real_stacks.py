@@ -62,9 +62,12 @@ def test_a_careful_app_is_conformant_without_waiting_for_retry_after_on_successe
     assert waited["main"] <= windows * (MINUTE_SECONDS + 1.5), requests
     assert waited.get("none", 0) < 1, requests
     # The spare key waits until late in its window before its burst (the window after the
-    # reset is then spent across the boundary), then out its one 429: two windows at most,
-    # and a back-off step.
-    assert waited["spare"] <= 2 * MINUTE_SECONDS + 2, requests
+    # reset is then spent across the boundary), then out its one 429: a window for each it
+    # spends, and one. (Two on an idle machine; beside a second test run, where the burst is
+    # slower, it once spent a third.) Waiting out the Retry-After of its 60 successes would be
+    # minutes.
+    windows = requests["per_key"]["spare"] // PER_MINUTE + 1
+    assert waited["spare"] <= (windows + 1) * (MINUTE_SECONDS + 1), requests
     assert "for the Retry-After of its 20" not in run.output, run.describe()
 
 
