@@ -293,6 +293,7 @@ def pytest_sessionfinish(session: pytest.Session):
         cannot_check=state.ledger.unavailable,
         left_open=state.ledger.left_open,
         skipped_cases=state.ledger.skipped_cases,
+        unproven=state.ledger.unproven,
     )
     hints.attach(state.verdict, run.client.exchanges)
     state.conclusion = closing.conclude(run, state.verdict)

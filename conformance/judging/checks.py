@@ -56,6 +56,8 @@ class Ledger:
     unavailable: dict[str, str] = field(default_factory=dict)
     # Requirements a test left open, and why: still unchecked for the verdict (no verdict).
     left_open: dict[str, str] = field(default_factory=dict)
+    # Requirements a check began and could not finish, and why: not proven by their passes.
+    unproven: dict[str, str] = field(default_factory=dict)
     _by_test: dict[str, list[CheckResult]] = field(default_factory=dict, repr=False)
     _passes: dict[tuple[str, str], CheckResult] = field(default_factory=dict, repr=False)
     _failures: dict[tuple[str, int, str], CheckResult] = field(default_factory=dict, repr=False)
@@ -174,6 +176,15 @@ def leave_open(requirement_ids: list[str], reason: str) -> None:
     for requirement_id in requirement_ids:
         known(requirement_id)
         ledger().left_open.setdefault(requirement_id, reason)
+
+
+def unproven(requirement_id: str, reason: str) -> None:
+    """Say that a check of `requirement_id` began and could not be finished (the window that
+    would show a fault ran into the next one on a busy machine): its passes elsewhere do not
+    prove it. Unless it failed, it shows as not tested, with `reason`, and the run has no
+    verdict: what an idle machine would have proven is not called conformant on a busy one."""
+    known(requirement_id)
+    ledger().unproven.setdefault(requirement_id, reason)
 
 
 def skip_case(requirement_id: str, case: str, reason: str) -> None:

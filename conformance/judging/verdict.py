@@ -81,13 +81,16 @@ def decide(
     left_open: dict[str, str] | None = None,
     skipped_cases: dict[str, list[str]] | None = None,
     role: str = "server",
+    unproven: dict[str, str] | None = None,
 ) -> Verdict:
     """MUST failures decide "not conformant" even when the run was cut short (`no_verdict_reason`
     says why; the reason names it beside the failures); otherwise a run cut short, or a full
     run that could not check every testable MUST requirement, has no verdict. `unavailable`
     names requirements this run's inputs cannot check (no spare key, say), and why;
     `cannot_check` those a test found it could not check against this target, and why;
-    `left_open` those a test could have checked and did not, and why (they stay unchecked).
+    `left_open` those a test could have checked and did not, and why (they stay unchecked);
+    `unproven` those whose check began and could not finish, and why: passed elsewhere, they
+    stay unchecked all the same (a failure still fails them).
     `role` picks the requirements judged: a server's, or a client's (conformance.client_mode).
 
     One cause, one requirement (conformance.judging.causes): a failure that a more specific one on
@@ -111,6 +114,8 @@ def decide(
     ran = {result.test_id.split("[", 1)[0] for result in results}
     note_blocked(outcomes, settled.displaced, ran, exempt=set(unavailable or {}))
     for outcome in outcomes:
+        if outcome.outcome == "passed" and outcome.requirement.id in (unproven or {}):
+            outcome.outcome, outcome.reason = "not-tested", (unproven or {})[outcome.requirement.id]
         outcome.untested_cases = list((skipped_cases or {}).get(outcome.requirement.id, []))
     failed = [o.requirement.id for o in outcomes if o.outcome == "failed"]
     undecided = no_verdict_reason or unchecked_reason(outcomes, profile, excused)
