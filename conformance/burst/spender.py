@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from conformance.burst.processes import send_from_processes, shares
 from conformance.burst.reach import Processes, Reach
 from conformance.burst.transport import BurstRequest, sender
-from conformance.burst.waves import Burst, Wave, rate_of
+from conformance.burst.waves import LANDING_SHARE, Burst, Wave, rate_of
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient, Exchange
 from conformance.judging.ratelimit import (
@@ -59,8 +59,6 @@ SPENDING_CEILING = 4
 two more where 429s came too late in their windows to tell anything."""
 MAX_CONNECTIONS = 64
 """More would not be a client any more but a load test."""
-LANDING_SHARE = 0.5
-"""A wave is sized to land within half the time its window has left: room for a busy machine."""
 WINDOWS_OF_SLACK = 2
 """Headers that report the day's window hide where a minute ends: a fixed-window limiter may
 serve up to twice its per-minute limit across one minute boundary, so that is the ceiling."""

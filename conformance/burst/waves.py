@@ -11,6 +11,8 @@ from conformance.judging.ratelimit import Snapshot
 BUSY = 0.8
 """Share of its time a sending process spent on the CPU above which the checker, not the
 target, set the wave's pace: only then would more processes send faster."""
+LANDING_SHARE = 0.5
+"""A wave is sized to land within half the time its window has left: room for a busy machine."""
 MEASURED_WAVE = 200
 """Fewest answers of a wave whose pace tells what this machine can send: in a smaller one,
 opening the connections weighs more than sending."""

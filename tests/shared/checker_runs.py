@@ -59,11 +59,36 @@ def machine_loaded() -> bool:
 
 def beyond_this_machine(run: CheckerRun, loaded: bool) -> bool:
     """Whether the run honestly said the quota is beyond this machine (no verdict, with the
-    rates it reached), an answer a test accepts only where other work shared the machine."""
-    if not (loaded and run.status == 2):
+    rates it reached), an answer a test accepts only where other work shared the machine:
+    `loaded` as the test began, or over the last minute of its run."""
+    if not ((loaded or machine_loaded()) and run.status == 2):
         return False
     assert "beyond what this machine can send" in run.output, run.describe()
     assert run.outcomes()["LIM-429-WHEN-EXCEEDED"] == "not-tested", run.describe()
+    return True
+
+
+MACHINE_BOUND = (
+    "beyond what this machine can send",
+    "did not reach the limit in one window",
+    "ran into the next before a refusal",
+)
+"""What a run says where this machine, not the target, kept it from telling (conformance.burst,
+conformance.suite.exhaustion)."""
+
+
+def no_verdict_for_this_machine(statement: dict, loaded: bool) -> bool:
+    """Whether a run's "no verdict" is this machine's, an answer a test accepts only where
+    other work shared the machine (`loaded` as the test began, or over the last minute):
+    nothing failed, and every requirement it left unchecked says the machine could not tell."""
+    if statement.get("verdict") != "no verdict" or not (loaded or machine_loaded()):
+        return False
+    assert statement["failed_requirements"] == [], statement.get("reason")
+    named = (statement.get("reason") or "").removeprefix("not checked: ").split(", ")
+    reasons = {r["id"]: r.get("reason") or "" for r in statement["requirements"]}
+    for requirement in named:
+        said = reasons.get(requirement, "")
+        assert any(phrase in said for phrase in MACHINE_BOUND), f"{requirement}: {said!r}"
     return True
 
 
