@@ -5,6 +5,7 @@ against the double, correct and with each of its day faults."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -24,6 +25,7 @@ SMALL_DAY = ("--plan", "enterprise", "--requests-per-minute", "60", "--requests-
 SMALL_DAY_KEYS = "enterprise:60:250"
 DAY_PROFILE = ("--profile", "day")
 WINDOW_LINE = re.compile(r"spare key, window (\d+) of its day: (\d+) served")
+IN_THE_RUN = re.compile(r"window \d+ of its day: \d+ served, [^;]*; ([\d,]+) served in the run")
 DAY_TIMEOUT = 400
 
 
@@ -52,8 +54,13 @@ def test_reference_spends_its_day_conformant(reference_server, tmp_path: Path) -
     for requirement in ("LIM-DAY-ENFORCED", "LIM-DAY-HONOURED"):
         assert outcome(run, requirement)["outcome"] == "passed", run.describe()
     served = windows_spent(run)
-    assert 15 <= len(served) <= 18, run.describe()
     assert all(count == 60 for count in served[1:-1]), served  # a whole minute's quota each
+    # The windows spend what the full run left of the day, and the last meets its end: 16 or
+    # 17 windows where the full run spent 60 to 120 of it; fewer where a busy machine made it
+    # spend more (a window after the reset that ran into the next is spent again).
+    in_run = [int(count.replace(",", "")) for count in IN_THE_RUN.findall(run.output)]
+    assert in_run[-1] == 1_000, run.describe()  # the day's figure, and not one more
+    assert len(served) == 1 + math.ceil((1_000 - in_run[0]) / 60), (served, in_run)
     judged = outcome(run, "LIM-QUOTA-HONOURED")
     assert "test_rate_limits.py::test_day_quota_spent_window_after_window" in judged["tests"]
     assert_no_key_in_outputs(run)

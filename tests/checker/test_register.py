@@ -293,6 +293,7 @@ def test_the_site_in_chromium_shows_what_verified_and_runs_nothing(vendors, tmp_
         document = json.loads((site / "register.json").read_text())
         evil = next(c for c in document["certificates"] if c["vendor"] == HOSTILE_VENDOR)
         assert f"certificates/{Path(evil['page']).name}" in links
+        index.screenshot(screenshots(tmp_path) / "register-index.png")
         evil_page = site / evil["page"]
         page = browser.open(evil_page)
         text = page.evaluate("document.body.innerText")
@@ -300,7 +301,6 @@ def test_the_site_in_chromium_shows_what_verified_and_runs_nothing(vendors, tmp_
         assert page.evaluate("[...document.links].every(a => !a.href.startsWith('javascript'))")
         assert index.evaluate("window.pwned") is None and page.evaluate("window.pwned") is None
         assert not index.errors() and not page.errors()
-        index.screenshot(screenshots(tmp_path) / "register-index.png")
         page.screenshot(screenshots(tmp_path) / "register-certificate.png")
 
 

@@ -204,6 +204,9 @@ class Page:
         return found
 
     def screenshot(self, path: Path, full_page: bool = True) -> Path:
+        # A page behind another is not painted: headless Chromium beside a second test run
+        # left its capture unanswered for 90 s.
+        self.call("Page.bringToFront")
         params = {"format": "png", "captureBeyondViewport": full_page}
         if full_page:
             width, height = self.evaluate(
