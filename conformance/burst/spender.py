@@ -163,6 +163,12 @@ async def _send_wave(client: ConformanceClient, label: str, wave: Wave) -> list[
     return received
 
 
+def until_a_quiet_window(last: Snapshot, window: float) -> float:
+    """Seconds until a whole `window` has passed, with the settle margin, since `last` was
+    answered: without the key's requests meanwhile, a sliding log has forgotten them all."""
+    return window + SETTLE_MARGIN - (time.time() - last.received)
+
+
 def senders_cpu() -> tuple[float, float]:
     """CPU seconds of this process and of its ended children, to tell a wave's senders' CPU."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -230,9 +236,9 @@ class Spender:
         in its window begins late again (a busy machine had landed its 429 in the last second):
         begun at once, the window after its reset would be spent a whole window on."""
         self.announce(f"{self.label} key: its 429 came in its window's last second; once more")
-        quiet = time.time() - burst.history[-1].received
         reason = "a whole window without its requests (a sliding window forgets them one by one)"
-        self.client.wait(self.label, self.reach.window_now(burst) + SETTLE_MARGIN - quiet, reason)
+        quiet = until_a_quiet_window(burst.history[-1], self.reach.window_now(burst))
+        self.client.wait(self.label, quiet, reason)
         if self.go_late is not None:
             self.go_late()
         fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
@@ -268,8 +274,7 @@ class Spender:
                 break
             until = clock.seconds_until(latest.reset)  # type: ignore[arg-type]
             if waited and too_slow:  # a sliding log: the wave's requests leave one by one
-                quiet = time.time() - latest.received
-                until = max(until, self.reach.window_now(burst) + SETTLE_MARGIN - quiet)
+                until = max(until, until_a_quiet_window(latest, self.reach.window_now(burst)))
             self.client.wait(self.label, until, "a fresh window to spend its quota in")
             probe = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
             burst.add([snapshot(probe)])

@@ -114,8 +114,9 @@ def decide(
     ran = {result.test_id.split("[", 1)[0] for result in results}
     note_blocked(outcomes, settled.displaced, ran, exempt=set(unavailable or {}))
     for outcome in outcomes:
-        if outcome.outcome == "passed" and outcome.requirement.id in (unproven or {}):
-            outcome.outcome, outcome.reason = "not-tested", (unproven or {})[outcome.requirement.id]
+        doubt = (unproven or {}).get(outcome.requirement.id)
+        if outcome.outcome == "passed" and doubt is not None:
+            outcome.outcome, outcome.reason = "not-tested", doubt
         outcome.untested_cases = list((skipped_cases or {}).get(outcome.requirement.id, []))
     failed = [o.requirement.id for o in outcomes if o.outcome == "failed"]
     undecided = no_verdict_reason or unchecked_reason(outcomes, profile, excused)

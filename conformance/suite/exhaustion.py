@@ -13,14 +13,21 @@ from __future__ import annotations
 import functools
 import math
 import threading
-import time
 from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
 from conformance import interruption
 from conformance.burst.reach import window_length
-from conformance.burst.spender import PATH, Announce, Spender, plan_wave, round_trip, send_wave
+from conformance.burst.spender import (
+    PATH,
+    Announce,
+    Spender,
+    plan_wave,
+    round_trip,
+    send_wave,
+    until_a_quiet_window,
+)
 from conformance.burst.waves import Burst, Wave
 from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
@@ -517,6 +524,7 @@ def spend_second_window(
     a whole window without the key's requests (a sliding log empties); where none of
     SECOND_WINDOW_TRIES shows a refusal, LIM-QUOTA-HONOURED is unproven (no verdict)."""
     per_minute, per_day = settings.plan_limits
+    label = opening.exchange.key_label
     name = "the window after the reset"
     for attempt in range(1, SECOND_WINDOW_TRIES + 1):
         if per_minute is None or opening.limit != per_minute or opening.remaining is None:
@@ -527,7 +535,6 @@ def spend_second_window(
                 f"{SECOND_WINDOW_MOST:,} a run spends on it"
             )
             return
-        label = opening.exchange.key_label
         with client.exclusive():
             spent = spend_window(client, label, opening.remaining + 1, opening)
         window = SpentWindow(name, opening, spent)
@@ -550,8 +557,7 @@ def spend_second_window(
 def quiet_opening(client: ConformanceClient, label: str) -> Snapshot:
     """A window's first response, after a whole window without the key's requests."""
     history = of_the_key(client.exchanges, label)
-    clock = ServerClock.of(client.exchanges)
-    quiet = time.time() - history[-1].received
+    window = window_length(history, ServerClock.of(client.exchanges))
     reason = "a whole window without its requests, to spend the next from its start"
-    client.wait(label, window_length(history, clock) + SETTLE_MARGIN - quiet, reason)
+    client.wait(label, until_a_quiet_window(history[-1], window), reason)
     return snapshot(client.get(PATH, key=label, retry_on_429=False, pace=False))
