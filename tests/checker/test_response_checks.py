@@ -241,6 +241,24 @@ def test_reset_is_judged_against_the_servers_date_not_our_clock():
     assert outcomes(server_ahead)["LIM-RESET-UNIX-TIME"] == [False]
 
 
+@pytest.mark.parametrize(
+    ("stale", "ahead", "passes"),
+    [
+        (11, 60, True),  # seen: a Date 11 s stale on a busy machine, the window's whole minute
+        (11, 66, False),  # a second beyond the window and the five for a stale Date, by our clock
+        (30, 60, True),  # stale as far as clocks may differ
+        (45, 60, False),  # beyond that our clock no longer speaks for the server's
+    ],
+)
+def test_a_reset_ahead_of_a_stale_date_is_judged_by_when_the_response_reached_us(
+    stale, ahead, passes
+):
+    # The response reached us `stale` s after its Date; its Reset lies `ahead` s after that.
+    received = NOW + stale
+    ex = exchange(reset=str(received + ahead), started_at=received - 0.05)
+    assert outcomes(ex)["LIM-RESET-UNIX-TIME"] == [passes]
+
+
 @pytest.mark.parametrize(("offset", "passes"), [(-20, True), (-40, False), (0, True)])
 def test_without_a_date_header_the_tolerance_is_wider(offset, passes):
     ex = exchange(reset=str(NOW + offset), date=NO_HEADER, started_at=NOW)
