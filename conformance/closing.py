@@ -17,12 +17,12 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from conformance import signing_keys, spec
+from conformance import spec
 from conformance.evidence import baseline, compare
 from conformance.evidence.conclusion import Conclusion
 from conformance.judging import checks
 from conformance.judging.verdict import Verdict
-from conformance.reports import attestation, badge, har, package
+from conformance.reports import badge, har, package
 
 if TYPE_CHECKING:
     from conformance.run import Run
@@ -81,6 +81,10 @@ def write_attestation(run: Run, conclusion: Conclusion) -> None:
     settings = run.settings
     if settings.sign_key is None:
         return
+    # Imported when signing: in-toto, protobuf and cryptography are some 0.1 s of every run.
+    from conformance import signing_keys
+    from conformance.reports import attestation
+
     try:
         conclusion.attestation = attestation.write(
             settings.report_dir, settings.sign_key, baseline_used(run)

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance import signing_keys
 from conformance.evidence import baseline, compare
 from conformance.httpclient.client import DEFAULT_USER_AGENT
 
@@ -32,6 +31,14 @@ PLAN_NAMES = (*PLANS, "enterprise")
 PROFILES = ("full", "smoke", "day")
 TRUE_WORDS = ("1", "true", "yes", "on")
 """How a switch is turned on in the environment (given alone on the command line, it is on)."""
+
+
+def load_signer(path: Path) -> Any:
+    # Imported when a key is given: cryptography and securesystemslib are some 60 ms that
+    # every run would otherwise spend on starting.
+    from conformance import signing_keys
+
+    return signing_keys.load_signer(path)
 
 
 class SettingsError(ValueError):
@@ -292,7 +299,7 @@ OPTIONS: tuple[Option, ...] = (
         "PEM private key (Ed25519 or ECDSA P-256, unencrypted): sign the reports as an in-toto "
         "attestation, conformance.intoto.jsonl in the report folder",
         metavar="FILE",
-        read=signing_keys.load_signer,
+        read=load_signer,
         group="reports",
     ),
     # --- HTTPS
