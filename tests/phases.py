@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from typing import IO
 
 # Eight workers on two cores: the checker runs of test_faults_and_variants spend part of their
@@ -40,7 +41,9 @@ def command_of(arguments: list[str]) -> list[str]:
 
 
 def run_phase(arguments: list[str]) -> tuple[int, str]:
-    """Run pytest, its output passed through as it comes; its exit status and closing line."""
+    """Run pytest, its output passed through as it comes; its exit status and closing line
+    (with the phase's wall time: pytest's own leaves out collection and the workers' start)."""
+    began = time.monotonic()
     command = command_of(arguments)
     print("phase:", " ".join(command), flush=True)
     closing = ""
@@ -50,7 +53,11 @@ def run_phase(arguments: list[str]) -> tuple[int, str]:
             sys.stdout.buffer.flush()
             if line.strip():
                 closing = line.decode(errors="replace").strip()
-    return pytest.returncode, closing
+    return pytest.returncode, f"{closing} [{minutes(time.monotonic() - began)}]"
+
+
+def minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
 
 
 def start_beside(arguments: list[str], log: IO[bytes]) -> subprocess.Popen:
@@ -87,6 +94,7 @@ def totals(closings: list[str]) -> str:
 
 
 def main(extra: list[str]) -> int:
+    began = time.monotonic()
     with tempfile.TemporaryFile() as log:
         beside = start_beside([*BESIDE[1], *extra], log)
         results = [(name, *run_phase([*arguments, *extra])) for name, arguments in PHASES]
@@ -95,7 +103,7 @@ def main(extra: list[str]) -> int:
     print(f"\nphases failed: {', '.join(failures)}" if failures else "\nphases: all passed")
     for name, status, closing in results:  # pytest's closing lines stay the last of the log
         print(f"{name} (exit {status}): {closing}")
-    print(totals([closing for _, _, closing in results]))
+    print(totals([closing for _, _, closing in results]), f"[{minutes(time.monotonic() - began)}]")
     return 1 if failures else 0
 
 
