@@ -28,6 +28,7 @@ from conformance.generation import (
     text_problem,
     utf16_length,
 )
+from conformance.httpclient.budget import Budget
 from conformance.judging.categories import category_problems
 from conformance.settings import Settings
 
@@ -328,6 +329,38 @@ def test_allowance_stops_at_the_share_and_at_the_reserve():
     assert not allowance.permits(2, client_remaining=100)  # beyond the share
     allowance.record(1)
     assert not allowance.permits(1, client_remaining=None)
+
+
+class SpareSentBeside:
+    """A client whose every main-key request overlaps five of the spare key's: its exhaustion,
+    sent beside the generated tests from a thread of its own. Counted by the client's Budget."""
+
+    max_requests = None
+
+    def __init__(self):
+        self.budget = Budget(None, lambda label: None)
+
+    def requests_per_key(self) -> dict[str, int]:
+        return self.budget.per_label()
+
+    def request(self, method: str, path: str, **kwargs) -> str:
+        for _ in range(5):
+            self.budget.count("spare")
+        self.budget.count("main")
+        return f"{method} {path}"
+
+
+def test_a_generated_test_spends_its_share_on_its_own_requests_only():
+    from conformance.suite.test_generated import Generated, Sender
+
+    shares = {"create_negative": 3}
+    generated = Generated({}, shares, reserve=0, seed=1, exhaustion_key="spare")
+    sender = Sender(SpareSentBeside(), generated, "create_negative")
+    sent = []
+    while sender.can_send():
+        sent.append(sender.send("POST", "/categories"))
+    assert sent == ["POST /categories"] * 3  # not one, its share gone on the spare's five
+    assert sender.allowance.spent == 3
 
 
 # -- seeding and running ------------------------------------------------------------------------
