@@ -202,18 +202,26 @@ def check(arguments: argparse.Namespace) -> int:
         status = NO_VERDICT
     finally:
         run.close()
-    status = int(status) if int(status) in (0, 1) else NO_VERDICT
-    print(closing_line(run.settings.report_dir, run.settings.run_id, status))
+    statement = statement_of(run.settings.report_dir, run.settings.run_id)
+    # No statement of this run (pytest stopped, or was asked only to collect): nothing proved,
+    # whatever pytest's own status.
+    status = int(status) if int(status) in (0, 1) and statement else NO_VERDICT
+    print(closing_line(statement, run.settings.report_dir, status))
     return status
 
 
-def closing_line(report_dir: Path, run_id: str, status: int) -> str:
-    """The verdict, last on the console where a person or a CI log reader looks first."""
+def statement_of(report_dir: Path, run_id: str) -> dict:
+    """This run's conformance.json; empty when absent or left by an earlier run."""
     try:
         statement = json.loads((report_dir / "conformance.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        statement = {}
-    if statement.get("run_id") != run_id:  # absent, or left by an earlier run
+        return {}
+    return statement if isinstance(statement, dict) and statement.get("run_id") == run_id else {}
+
+
+def closing_line(statement: dict, report_dir: Path, status: int) -> str:
+    """The verdict, last on the console where a person or a CI log reader looks first."""
+    if not statement:
         return f"petstore-conformance: no verdict (exit {status}); pytest stopped before one"
     failed = statement.get("failed_requirements") or []
     expected = {entry.get("id") for entry in statement.get("expected_failures") or []}

@@ -503,8 +503,11 @@ def test_budget_too_small_is_no_verdict(
     assert_no_key_anywhere(finished, (main, spare))
 
 
-def test_pytest_refusing_its_options_is_no_verdict_whatever_an_old_statement_says(
-    tmp_path: Path, reference_with_keys: tuple[str, str, str]
+# pytest exits 4 on an option it does not know, and 0 when asked only to collect: either way
+# no test ran, and the run says no verdict with exit 2.
+@pytest.mark.parametrize("pytest_option", ["--no-such-pytest-option", "--collect-only"])
+def test_a_run_that_ran_no_test_is_no_verdict_whatever_an_old_statement_says(
+    pytest_option: str, tmp_path: Path, reference_with_keys: tuple[str, str, str]
 ) -> None:
     base_url, main, spare = reference_with_keys
     stale = tmp_path / "reports" / "conformance.json"
@@ -512,13 +515,14 @@ def test_pytest_refusing_its_options_is_no_verdict_whatever_an_old_statement_say
     stale.write_text('{"verdict": "conformant", "run_id": "an-earlier-run"}')
     environment = {"PETSTORE_API_KEY": main, "PETSTORE_SPARE_API_KEY": spare}
     finished = run_command(
-        checker("--base-url", base_url, "--", "--no-such-pytest-option"),
+        checker("--base-url", base_url, "--", pytest_option),
         tmp_path,
         environment,
         QUICK_TIMEOUT,
     )
     assert finished.status == 2, finished.describe()
-    assert finished.stdout.strip().splitlines()[-1].startswith("petstore-conformance: no verdict")
+    closing = finished.stdout.strip().splitlines()[-1]
+    assert closing.startswith("petstore-conformance: no verdict (exit 2)"), finished.describe()
     assert "Traceback" not in finished.output
 
 
