@@ -220,6 +220,25 @@ def test_a_body_strict_json_cannot_read_is_a_value_error(body: str) -> None:
         strict_json.loads(body)
 
 
+def nested(levels: int) -> str:
+    """Arrays and objects in turn, `levels` deep, each beside an empty one a level shallower."""
+    text = "[1, 2]"
+    for level in range(1, levels):
+        text = f'{{"a": {text}, "b": {{}}}}' if level % 2 else f"[{text}, []]"
+    return text
+
+
+@pytest.mark.parametrize("levels", [1, 2, 127, strict_json.MAX_DEPTH])
+def test_a_body_up_to_the_nesting_bound_is_read_at_its_depth(levels: int) -> None:
+    document = strict_json.loads(nested(levels))
+    assert strict_json.depth(document) == levels
+
+
+def test_a_body_one_level_past_the_nesting_bound_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="nested deeper"):
+        strict_json.loads(nested(strict_json.MAX_DEPTH + 1))
+
+
 def test_numbers_no_float_holds_are_kept_as_text_and_written_strictly() -> None:
     document = strict_json.loads('{"id": 1e999999, "n": 1.5, "deep": [[[1]]]}')
     assert document == {"id": "1e999999", "n": 1.5, "deep": [[[1]]]}
