@@ -17,14 +17,16 @@ import tempfile
 import time
 from typing import IO
 
-# Eight workers on two cores: the checker runs of test_faults_and_variants spend part of their
-# time waiting out rate-limit windows. Work stealing keeps the long ones from queueing behind
-# each other. Then the tests marked solo, each needing a core for its bursts but mostly waiting:
-# the client zoo's on two workers, the bursts' on two others, one at a time on each
+# Twelve workers on two cores: the checker runs spend part of their time waiting out rate-limit
+# windows, and the day's long runs (tests/conftest.py deals them out first) mostly wait. With
+# eight, those eight filled every worker for the first four minutes with the cores 59% busy;
+# four more keep the cores busy meanwhile. Work stealing keeps the long ones from queueing
+# behind each other. Then the tests marked solo, each needing a core for its bursts but mostly
+# waiting: the client zoo's on two workers, the bursts' on two others, one at a time on each
 # (tests/conftest.py groups them); last, alone, the ones that need both cores.
 PARALLEL = "not solo and not big and not day_minute"
 PHASES = (
-    ("parallel", ["-n", "8", "--dist", "worksteal", "-m", PARALLEL]),
+    ("parallel", ["-n", "12", "--dist", "worksteal", "-m", PARALLEL]),
     ("solo", ["-n", "4", "--dist", "loadgroup", "-m", "solo and not machine"]),
     ("machine", ["-m", "machine"]),
 )
