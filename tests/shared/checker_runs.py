@@ -1,5 +1,7 @@
 """Running `petstore-conformance` as users run it, against a double, the reference or anything
-else on a base URL, and reading back what it said and wrote: shared by the verdict tests."""
+else on a base URL, and reading back what it said and wrote: shared by the verdict tests. Each
+run is a process of its own, forked from one that has imported the checker (tests/shared/
+zygote.py: the import was a third of a run's CPU); the command's own tests start it whole."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import re
 import secrets
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +22,7 @@ from xml.etree import ElementTree
 
 from conformance.burst.reach import usable_cpus
 from conformance.judging.verdict import STOPPED_EARLY
+from tests.shared import zygote
 from tests.shared.double import running_double
 from tests.shared.servers import start_server
 
@@ -96,6 +100,19 @@ def new_keys() -> tuple[str, str]:
     return f"psc-main-{secrets.token_hex(12)}", f"psc-spare-{secrets.token_hex(12)}"
 
 
+def forked_run(
+    argv: list[str], environment: dict[str, str], cwd: Path, timeout: float
+) -> tuple[int | None, str]:
+    """The command run in a child of tests/shared/zygote.py: its status (None where the zygote
+    is busy) and its output, stdout then stderr, as `subprocess.run` gives them."""
+    with tempfile.TemporaryDirectory() as folder:
+        stdout, stderr = Path(folder, "stdout"), Path(folder, "stderr")
+        stdout.touch()
+        stderr.touch()
+        status = zygote.run(argv, environment, cwd, stdout, stderr, timeout)
+        return status, stdout.read_text() + stderr.read_text()
+
+
 def run_command(
     base_url: str,
     keys: tuple[str, str],
@@ -106,7 +123,8 @@ def run_command(
     timeout: float = CHECKER_TIMEOUT,
     cwd: Path | None = None,
 ) -> CheckerRun:
-    """`petstore-conformance` against `base_url`, the keys handed over in the environment."""
+    """`petstore-conformance` against `base_url`, the keys handed over in the environment, in
+    a child of the zygote, or as a command of its own where another thread's run has it."""
     environment = {
         **os.environ,
         "PETSTORE_BASE_URL": base_url,
@@ -119,23 +137,24 @@ def run_command(
         # of 3 to 4 (three hundred runs in the parallel phase).
         "PYTHONSAFEPATH": "1",
     }
+    argv = ["--report-dir", str(report_dir), *options]
     started = time.perf_counter()
-    process = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "--report-dir", str(report_dir), *options],
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-    )
+    status, output = forked_run(argv, environment, cwd or Path.cwd(), timeout)
+    if status is None:  # another thread's run has the zygote: start the command itself
+        process = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", *argv],
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+        )
+        status, output = process.returncode, process.stdout + process.stderr
     seconds = time.perf_counter() - started
-    output = process.stdout + process.stderr
     statement_path = report_dir / "conformance.json"
     statement = json.loads(statement_path.read_text()) if statement_path.exists() else {}
-    run = CheckerRun(
-        process.returncode, statement, output, report_dir, keys, [], tuple(options), seconds
-    )
+    run = CheckerRun(status, statement, output, report_dir, keys, [], tuple(options), seconds)
     assert_outputs_agree(run)
     return run
 
