@@ -28,7 +28,7 @@ from pathlib import Path
 # What the forked child runs; the zygote's own loop. Written to be run with `-c` so that nothing
 # from the source tree is imported (the checker as installed, as a user's run imports it).
 SERVER = r"""
-import atexit, json, os, signal, sys, traceback
+import atexit, json, os, sys, traceback
 import conformance.cli, conformance.plugin  # noqa: what every run imports first
 import hypothesis, schemathesis, jsonschema  # noqa: and what its generated tests import
 from conformance import generation
@@ -63,7 +63,10 @@ for line in sys.stdin:
     request = json.loads(line)
     pid = os.fork()
     if pid == 0:
-        child(request)
+        try:
+            child(request)
+        finally:
+            os._exit(1)  # never back into this loop, whatever failed before the run
     print(json.dumps({"pid": pid}), flush=True)
     _, wait_status = os.waitpid(pid, 0)
     print(json.dumps({"status": os.waitstatus_to_exitcode(wait_status)}), flush=True)
