@@ -124,7 +124,10 @@ def run(
         zygote.stdin.write(json.dumps({**request, "stderr": str(stderr)}) + "\n")
         zygote.stdin.flush()
         deadline = time.monotonic() + timeout
-        pid = _reply(zygote, deadline + 60)["pid"]
+        forked = _reply(zygote, deadline + 60)
+        if forked is None:
+            raise RuntimeError("the checker's zygote did not fork the run")
+        pid = forked["pid"]
         reply = _reply(zygote, deadline)
         if reply is None:
             os.killpg(pid, signal.SIGKILL)
