@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,7 +146,17 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return dispatch(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        # Whoever read the output left (`--help | head`): nothing more can reach them, and a
+        # traceback would be the only thing said. Python's own recipe: what is still buffered
+        # goes to /dev/null, so the interpreter's last flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return NO_VERDICT
+
+
+def dispatch(argv: list[str]) -> int:
     if argv and not argv[0].startswith("-"):
         return subcommand(argv[0], argv[1:])
     arguments = build_parser().parse_args(argv)

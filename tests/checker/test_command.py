@@ -479,6 +479,29 @@ def test_bad_input_is_one_line_and_exit_2(case: str, targets: Targets, tmp_path:
         assert key not in finished.output, "an API key appears in the output"
 
 
+@pytest.mark.parametrize("command", [["--help"], ["verify", "--help"], ["register", "--help"]])
+def test_help_read_by_a_reader_that_left_is_no_traceback(command: list[str], tmp_path) -> None:
+    """`petstore-conformance verify --help | head -1`: the reader may close the pipe before the
+    help is written; that is no error of the user's to show a traceback for."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader left before a byte was written
+    try:
+        process = subprocess.run(
+            [*installed_script(), *command],
+            cwd=tmp_path,
+            env=clean_environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=QUICK_TIMEOUT,
+        )
+    finally:
+        os.close(write_end)
+    assert process.stderr == "", process.stderr
+    assert process.returncode in (0, 2), process.returncode  # argparse's own exit, or no verdict
+
+
 # --- 5. A budget too small to decide ----------------------------------------------------------
 
 
