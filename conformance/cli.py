@@ -147,7 +147,9 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return dispatch(sys.argv[1:] if argv is None else argv)
+        status = dispatch(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()  # a buffered rest written here, where a reader that left is caught
+        return status
     except BrokenPipeError:
         # Whoever read the output left (`--help | head`): nothing more can reach them, and a
         # traceback would be the only thing said. Python's own recipe: what is still buffered

@@ -485,11 +485,13 @@ def test_help_read_by_a_reader_that_left_is_no_traceback(command: list[str], tmp
     help is written; that is no error of the user's to show a traceback for."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader left before a byte was written
+    # Buffered, as in a user's shell: the help then meets the closed pipe only when flushed.
+    environment = {k: v for k, v in clean_environment().items() if k != "PYTHONUNBUFFERED"}
     try:
         process = subprocess.run(
             [*installed_script(), *command],
             cwd=tmp_path,
-            env=clean_environment(),
+            env=environment,
             stdin=subprocess.DEVNULL,
             stdout=write_end,
             stderr=subprocess.PIPE,
