@@ -63,17 +63,6 @@ def estimated_seconds(item: pytest.Item) -> float:
     return LONG_TESTS.get(item.name) or LONG_SECONDS.get(item.path.name, 0.0)
 
 
-# Long tests that mostly wait (a day of short minutes, a real minute): begun on no more than
-# eight workers, so that the others begin on work that keeps the cores busy meanwhile. Dealt
-# to every worker, they had the cores 59% busy for the parallel phase's first four minutes.
-WAITING_MODULES = {"test_day_stacks.py", "test_day_profile.py", "test_real_conditions.py"}
-WAITING_SLICES = 8
-
-
-def mostly_waits(item: pytest.Item) -> bool:
-    return item.path.name in WAITING_MODULES or (item.name in LONG_TESTS and "day" in item.name)
-
-
 # The quick loop (`tox -e quick`, `pytest -m quick`): the unit tests of the checker, the client
 # mode and the reference, each module a few seconds at most, and one whole checker run against
 # the reference. What they leave out (runs against the double's faults, real stacks, fronts,
@@ -136,8 +125,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     slices = [Slice(size) for size in slice_sizes(len(items), workers)]
     for item in sorted(filter(estimated_seconds, items), key=lambda i: -estimated_seconds(i)):
-        places = slices[:WAITING_SLICES] if mostly_waits(item) else slices
-        share = min((s for s in places if s.room), key=lambda s: s.seconds, default=None)
+        share = min((s for s in slices if s.room), key=lambda s: s.seconds, default=None)
         if share is None:
             continue  # more long tests than places: the rest keep their order
         share.add(item)
