@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from conformance import interruption
+from conformance import console, interruption
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS
@@ -146,16 +145,10 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        status = dispatch(sys.argv[1:] if argv is None else argv)
-        sys.stdout.flush()  # a buffered rest written here, where a reader that left is caught
-        return status
-    except BrokenPipeError:
-        # Whoever read the output left (`--help | head`): nothing more can reach them, and a
-        # traceback would be the only thing said. Python's own recipe: what is still buffered
-        # goes to /dev/null, so the interpreter's last flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return NO_VERDICT
+    # Whoever reads the output may leave before it ends (`| head`): the command goes on to its
+    # exit status (a run to its verdict and reports), and no traceback is shown for that.
+    with console.readers_may_leave():
+        return dispatch(sys.argv[1:] if argv is None else argv)
 
 
 def dispatch(argv: list[str]) -> int:

@@ -126,6 +126,17 @@ def installed_script() -> list[str]:
     return [str(script)] if script.is_file() else checker()
 
 
+def environment_of(reference: tuple[str, str, str]) -> dict[str, str]:
+    """A started reference's URL and keys, given the way staging gives them: in the environment."""
+    base_url, main, spare = reference
+    return {
+        "PETSTORE_BASE_URL": base_url,
+        "PETSTORE_API_KEY": main,
+        "PETSTORE_SPARE_API_KEY": spare,
+        "PETSTORE_PLAN": "free",
+    }
+
+
 def new_key(label: str) -> str:
     return f"psc-{label}-{secrets.token_hex(12)}"
 
@@ -219,12 +230,7 @@ def test_keys_from_the_environment_never_show(
     tmp_path: Path, reference_with_keys: tuple[str, str, str]
 ) -> None:
     base_url, main, spare = reference_with_keys
-    environment = {
-        "PETSTORE_BASE_URL": base_url,
-        "PETSTORE_API_KEY": main,
-        "PETSTORE_SPARE_API_KEY": spare,
-        "PETSTORE_PLAN": "free",
-    }
+    environment = environment_of(reference_with_keys)
     finished = run_command(checker(), tmp_path, environment)
 
     assert finished.status == 0, finished.describe()
@@ -244,12 +250,7 @@ def test_smoke_profile_is_read_only_and_cheap(
 ) -> None:
     base_url, main, spare = reference_with_keys
     before = categories(base_url, main)
-    environment = {
-        "PETSTORE_BASE_URL": base_url,
-        "PETSTORE_API_KEY": main,
-        "PETSTORE_SPARE_API_KEY": spare,
-        "PETSTORE_PLAN": "free",
-    }
+    environment = environment_of(reference_with_keys)
     finished = run_command(checker("--profile", "smoke"), tmp_path, environment, QUICK_TIMEOUT)
 
     assert finished.status == 0, finished.describe()
@@ -479,19 +480,20 @@ def test_bad_input_is_one_line_and_exit_2(case: str, targets: Targets, tmp_path:
         assert key not in finished.output, "an API key appears in the output"
 
 
-@pytest.mark.parametrize("command", [["--help"], ["verify", "--help"], ["register", "--help"]])
-def test_help_read_by_a_reader_that_left_is_no_traceback(command: list[str], tmp_path) -> None:
-    """`petstore-conformance verify --help | head -1`: the reader may close the pipe before the
-    help is written; that is no error of the user's to show a traceback for."""
+def run_to_a_reader_that_left(
+    command: list[str], cwd: Path, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`command | head -0`: stdout is a pipe whose reader closed it before a byte was written.
+    Buffered, as in a user's shell (the output then meets the closed pipe only when flushed)."""
     read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader left before a byte was written
-    # Buffered, as in a user's shell: the help then meets the closed pipe only when flushed.
-    environment = {k: v for k, v in clean_environment().items() if k != "PYTHONUNBUFFERED"}
+    os.close(read_end)
+    variables = clean_environment(**(environment or {}))
+    variables.pop("PYTHONUNBUFFERED", None)
     try:
-        process = subprocess.run(
-            [*installed_script(), *command],
-            cwd=tmp_path,
-            env=environment,
+        return subprocess.run(
+            command,
+            cwd=cwd,
+            env=variables,
             stdin=subprocess.DEVNULL,
             stdout=write_end,
             stderr=subprocess.PIPE,
@@ -500,8 +502,30 @@ def test_help_read_by_a_reader_that_left_is_no_traceback(command: list[str], tmp
         )
     finally:
         os.close(write_end)
+
+
+@pytest.mark.parametrize("command", [["--help"], ["verify", "--help"], ["register", "--help"]])
+def test_help_read_by_a_reader_that_left_is_no_traceback(command: list[str], tmp_path) -> None:
+    """`petstore-conformance verify --help | head -1`: the reader may close the pipe before the
+    help is written; that is no error of the user's to show a traceback for, nor to fail on."""
+    process = run_to_a_reader_that_left([*installed_script(), *command], tmp_path)
     assert process.stderr == "", process.stderr
-    assert process.returncode in (0, 2), process.returncode  # argparse's own exit, or no verdict
+    assert process.returncode == 0, process.returncode
+
+
+def test_run_read_by_a_reader_that_left_goes_on_to_its_verdict(
+    tmp_path: Path, reference_with_keys: tuple[str, str, str]
+) -> None:
+    """`petstore-conformance | head`: the console's reader leaves, the run does not. Its
+    reports are what it is for; its exit status is the verdict they hold."""
+    environment = environment_of(reference_with_keys)
+    command = [*installed_script(), "--profile", "smoke"]
+    process = run_to_a_reader_that_left(command, tmp_path, environment)
+    assert "Traceback" not in process.stderr and "BrokenPipe" not in process.stderr, process.stderr
+    assert_reports_written(tmp_path / "reports")
+    statement = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+    assert statement["verdict"] == "conformant", statement["reason"]
+    assert process.returncode == statement["exit_status"] == 0, process.stderr
 
 
 # --- 5. A budget too small to decide ----------------------------------------------------------
