@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from conformance import console, interruption
+from conformance import closed_pipe, interruption
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS
@@ -147,7 +147,7 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
 def main(argv: list[str] | None = None) -> int:
     # Whoever reads the output may leave before it ends (`| head`): the command goes on to its
     # exit status (a run to its verdict and reports), and no traceback is shown for that.
-    with console.readers_may_leave():
+    with closed_pipe.survived():
         return dispatch(sys.argv[1:] if argv is None else argv)
 
 

@@ -1,4 +1,4 @@
-"""The console of a command whose reader may leave before it ends (`petstore-conformance | head`,
+"""The output of a command whose reader may leave before it ends (`petstore-conformance | head`,
 `verify --help | head -1`).
 
 Once the reader has gone, every write to the pipe raises BrokenPipeError, pytest's own among
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 
-class Console:
+class SurvivingStream:
     """A text stream that drops its writes once the reader of `stream` has left."""
 
     def __init__(self, stream: TextIO) -> None:
@@ -43,21 +43,22 @@ class Console:
 
 
 @contextmanager
-def readers_may_leave() -> Iterator[None]:
-    """stdout and stderr as Consoles while the block runs (SystemExit included). Afterwards, a
-    stream whose reader left points at /dev/null: the text still buffered in it would otherwise
-    meet the closed pipe again at the interpreter's last flush, and print a traceback there."""
+def survived() -> Iterator[None]:
+    """stdout and stderr as SurvivingStreams while the block runs (SystemExit included).
+    Afterwards, a stream whose reader left points at /dev/null: the text still buffered in it
+    would otherwise meet the closed pipe again at the interpreter's last flush, and print a
+    traceback there."""
     streams = sys.stdout, sys.stderr
-    consoles = Console(streams[0]), Console(streams[1])
-    sys.stdout, sys.stderr = consoles
+    survivors = SurvivingStream(streams[0]), SurvivingStream(streams[1])
+    sys.stdout, sys.stderr = survivors
     try:
         yield
     finally:
         sys.stdout, sys.stderr = streams
-        for console in consoles:
-            console.flush()  # a buffered rest meets a reader that left here, not at exit
-            if console.reader_left:
-                silence(console.stream)
+        for survivor in survivors:
+            survivor.flush()  # a buffered rest meets a reader that left here, not at exit
+            if survivor.reader_left:
+                silence(survivor.stream)
 
 
 def silence(stream: TextIO) -> None:
