@@ -394,6 +394,8 @@ class OwnCount:
     sent: int  # the same, over the whole run
     counted_in_minute: int  # answered (not refused) before the refusal was sent, within a minute
     first_refusal: bool
+    promise: Snapshot | None = None  # the last response served before the refusal was sent
+    spent_since_promise: int = 0  # the key's requests the server may have counted after it
 
     def within(self, per_minute: int | None, per_day: int | None) -> bool:
         """The server cannot have counted a minute's quota, nor a day's, by the refusal."""
@@ -408,6 +410,18 @@ class OwnCount:
         """The minute before it had let through a whole minute's quota of the key."""
         return per_minute is not None and self.counted_in_minute >= per_minute
 
+    def broken_promise(self, per_minute: int | None) -> Snapshot | None:
+        """The response whose headers announced the minute's quota left, more than the key
+        sent after it, where the refusal came inside that: whatever the key's count over a
+        minute (a minute of requests spans two of a service's fixed windows). Time only gives
+        requests back (a window that rolls over starts whole, a sliding one frees its oldest,
+        a bucket refills): only the key's own requests could have spent what was announced."""
+        promise = self.promise
+        if promise is None or per_minute is None or promise.limit != per_minute:
+            return None
+        broken = promise.remaining is not None and self.spent_since_promise < promise.remaining
+        return promise if broken else None
+
 
 def own_count(history: list[Snapshot], refusal: Snapshot) -> OwnCount:
     """`history`: the key's responses (`of_the_key`), the refusal among them."""
@@ -421,7 +435,32 @@ def own_count(history: list[Snapshot], refusal: Snapshot) -> OwnCount:
         if s.counted and s.received <= sent_before and s.exchange.started_at >= sent_before - MINUTE
     ]
     earlier_refusals = [s for s in history if s.status == 429 and s.received < sent_before]
-    return OwnCount(refusal, len(in_minute), len(by_then), len(counted), not earlier_refusals)
+    promise = max(
+        (s for s in history if s.served and s.received <= sent_before),
+        key=lambda s: s.received,
+        default=None,
+    )
+    # After the promise, before the refusal: every other request of the key sent before the
+    # refusal's answer came and answered after the promise was sent (the server may have
+    # counted it between the two, a request sent with the refusal among them).
+    spent = [
+        s
+        for s in history
+        if promise is not None
+        and s is not promise
+        and s is not refusal
+        and s.exchange.started_at < answered_by
+        and s.received > promise.exchange.started_at
+    ]
+    return OwnCount(
+        refusal,
+        len(in_minute),
+        len(by_then),
+        len(counted),
+        not earlier_refusals,
+        promise,
+        len(spent),
+    )
 
 
 @dataclass(frozen=True)

@@ -272,10 +272,28 @@ def judge_burst(
 
 def judge_quota_by_statuses(own: OwnCount, settings: Settings) -> None:
     """LIM-QUOTA-HONOURED from the key's own requests, where its 429 has no headers to read:
-    refused before it can have spent a minute's quota (or a day's) fails it; refused once a
-    minute had let a whole quota through passes it; anything between proves nothing."""
+    refused inside what the service's own headers last announced was left fails it, as the
+    window after the reset is judged against its opening's promise (so a front refilled
+    continuously fails it in whichever window it refuses); refused before it can have spent a
+    minute's quota (or a day's) fails it; refused once a minute had let a whole quota through
+    passes it; anything between proves nothing."""
     per_minute, per_day = settings.plan_limits
-    if own.within(per_minute, per_day):
+    promise = own.broken_promise(per_minute)
+    if promise is not None:
+        bare = own.refusal.limit is None and own.refusal.remaining is None
+        expect(
+            "LIM-QUOTA-HONOURED",
+            False,
+            f"a request within the announced quota must be served: the response answered "
+            f"before it was sent said X-RateLimit-Remaining: {promise.remaining} of the "
+            f"minute's {per_minute}, at most {own.spent_since_promise} other requests of this "
+            f"key can have been counted after it, yet this one got {own.refusal.status}"
+            + (" without rate-limit headers" if bare else ""),
+            # The promise is the evidence: the refusal's own response carries its own cause
+            # (LIM-HEADERS-PRESENT), which would hide this one there.
+            promise.exchange,
+        )
+    elif own.within(per_minute, per_day):
         expect(
             "LIM-QUOTA-HONOURED",
             False,

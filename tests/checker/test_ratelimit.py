@@ -408,3 +408,40 @@ def test_requests_older_than_a_minute_count_for_neither():
 def test_a_refusal_after_an_earlier_one_may_be_its_penalty_and_is_not_judged():
     history = bare(5) + bare(1, start=NOW + 0.2, status=429) + bare(1, start=NOW + 3, status=429)
     assert not own_count(history, history[-1]).within(PER_MINUTE, PER_DAY)
+
+
+def headerless_429(at: float) -> Snapshot:
+    return Snapshot(exchange(429, at=at), None, None, None)
+
+
+def test_a_headerless_429_inside_what_the_headers_announced_breaks_their_promise():
+    """A front with a rolling count refuses 67 requests into 12.5 s on a 10 s minute: the
+    service's window had reset, and its last answer said 13 were left. A minute's count of the
+    key (more than a quota) must not read that as a window spent."""
+    first = [snap(19 - i, at=NOW + i * 0.1, reset=NOW + 2) for i in range(20)]
+    second = [snap(59 - i, at=NOW + 3 + i * 0.2, reset=NOW + 12) for i in range(47)]
+    history = first + second + [headerless_429(NOW + 12.5)]
+    own = own_count(history, history[-1])
+    assert own.after(PER_MINUTE)  # what the key's own count alone would have passed
+    assert own.broken_promise(PER_MINUTE) is second[-1]
+    assert own.spent_since_promise == 0
+
+
+def test_requests_in_flight_after_the_promise_may_have_spent_it():
+    """Three sent together after a Remaining of 3, the refusal among them: any of them may have
+    been counted first, so the refusal may be the fourth after the promise."""
+    promise = snap(3, at=NOW)
+    wave = [snap(2, at=NOW + 0.02), snap(1, at=NOW + 0.021), snap(0, at=NOW + 0.022)]
+    history = [promise, *wave, headerless_429(NOW + 0.0215)]
+    history.sort(key=lambda s: s.exchange.started_at)
+    refusal = next(s for s in history if s.status == 429)
+    assert own_count(history, refusal).broken_promise(PER_MINUTE) is None
+    fewer = [promise, wave[0], refusal]
+    assert own_count(fewer, refusal).broken_promise(PER_MINUTE) is promise
+
+
+def test_a_promise_of_another_window_than_the_minute_is_not_the_minute_s():
+    history = [snap(500, limit=PER_DAY), headerless_429(NOW + 1)]
+    assert own_count(history, history[-1]).broken_promise(PER_MINUTE) is None
+    history = [snap(0), headerless_429(NOW + 1)]
+    assert own_count(history, history[-1]).broken_promise(PER_MINUTE) is None
