@@ -129,7 +129,9 @@ def assert_promise_broken_without_headers(run: CheckerRun) -> None:
 
 
 @pytest.mark.parametrize("refusal", [DENY_429, JSON_429], ids=["html", "json"])
-def test_a_front_429_without_the_headers_is_one_cause(tmp_path: Path, refusal: str) -> None:
+def test_a_front_429_is_one_cause_and_breaks_the_announced_quota(
+    tmp_path: Path, refusal: str
+) -> None:
     """A 429 from the front, as its page or dressed as the service's Error with a Retry-After:
     known by its missing headers while the service said quota was left, whatever its body;
     refused inside the announced quota, it broke the service's promise."""
