@@ -72,6 +72,11 @@ class Snapshot:
         return None not in (self.limit, self.remaining, self.reset)
 
     @property
+    def headerless(self) -> bool:
+        """Neither Limit nor Remaining read: no rate-limit headers (a front's refusal, say)."""
+        return self.limit is None and self.remaining is None
+
+    @property
     def path(self) -> str:
         return urlsplit(self.exchange.url).path
 

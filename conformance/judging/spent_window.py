@@ -192,7 +192,7 @@ def how_refused(window: SpentWindow, refusal: Snapshot) -> str:
             f", sent after the response before it said X-RateLimit-Remaining: "
             f"{before[-1].remaining} (a promise broken at its last request)"
         )
-    if refusal.limit is None and refusal.remaining is None:
+    if refusal.headerless:
         said += (
             ", without rate-limit headers: refused in front of the service, which had "
             "promised the quota (a limiter refilled continuously at the plan's figure)"

@@ -280,7 +280,6 @@ def judge_quota_by_statuses(own: OwnCount, settings: Settings) -> None:
     per_minute, per_day = settings.plan_limits
     promise = own.broken_promise(per_minute)
     if promise is not None:
-        bare = own.refusal.limit is None and own.refusal.remaining is None
         expect(
             "LIM-QUOTA-HONOURED",
             False,
@@ -288,7 +287,7 @@ def judge_quota_by_statuses(own: OwnCount, settings: Settings) -> None:
             f"before it was sent said X-RateLimit-Remaining: {promise.remaining} of the "
             f"minute's {per_minute}, at most {own.spent_since_promise} other requests of this "
             f"key can have been counted after it, yet this one got {own.refusal.status}"
-            + (" without rate-limit headers" if bare else ""),
+            + (" without rate-limit headers" if own.refusal.headerless else ""),
             # The promise is the evidence: the refusal's own response carries its own cause
             # (LIM-HEADERS-PRESENT), which would hide this one there.
             promise.exchange,
