@@ -13,7 +13,8 @@ from types import ModuleType
 
 import pytest
 
-from conformance import closed_pipe, interruption
+from conformance import interruption
+from conformance.console import closed_pipe
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS

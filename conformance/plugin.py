@@ -15,15 +15,16 @@ from typing import TextIO
 import pytest
 from pytest_html import extras
 
-from conformance import closing, interruption
+from conformance import interruption
+from conformance.console import closing, requirements
+from conformance.console.progress import Progress
 from conformance.httpclient import connection
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import TargetThrottled, TargetUnreachable
 from conformance.judging import causes, checks, fronts, hints
 from conformance.judging.verdict import Verdict, decide
 from conformance.options import OPTIONS
-from conformance.progress import Progress
-from conformance.reports import console, html, junit, statement
+from conformance.reports import html, junit, statement
 from conformance.run import NoVerdict, Run, open_run
 from conformance.settings import Settings, SettingsError, from_environment, resolve
 from conformance.spec import catalogue
@@ -379,7 +380,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     if state.verdict is None:
         return
     run, verdict = state.run, state.verdict
-    console.write_summary(terminalreporter, run, verdict)
+    requirements.write_summary(terminalreporter, run, verdict)
     per_key = ", ".join(f"{k}: {n}" for k, n in run.client.requests_per_key().items())
     conclusion = state.conclusion
     terminalreporter.write_sep("=", f"petstore-conformance: {conclusion.result}")

@@ -135,9 +135,10 @@ def run_all(scenarios: list[Scenario], command: str, timeout: float) -> list[Sce
 
 
 def verdict_of(runs: list[ScenarioRun], strict: bool) -> Verdict:
-    """The verdict of every scenario's run. With every scenario, a MUST requirement left unjudged means no verdict (the
-    client sent too little); with some (--scenario), only what those scenarios can show is
-    judged, and the rest is not tested. A client that sent no whole request has no verdict."""
+    """The verdict of every scenario's run. With every scenario, a MUST requirement left
+    unjudged means no verdict (the client sent too little); with some (--scenario), only what
+    those scenarios can show is judged, and the rest is not tested. A client that sent no whole
+    request has no verdict."""
     every = {run.scenario.name for run in runs} == {scenario.name for scenario in SCENARIOS}
     settled = rules.settle_across_run([r for run in runs for r in rules.check_scenario(run)])
     verdict = decide(

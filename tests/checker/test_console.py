@@ -1,14 +1,14 @@
-"""Unit tests of conformance.reports.console: one block per failed requirement, and a closing
+"""Unit tests of conformance.console.requirements: one block per failed requirement, and a closing
 list of what was warned and what was not tested, with the reasons."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from conformance.console.requirements import closing_lines, failure_blocks, plain
 from conformance.httpclient.client import Exchange
 from conformance.judging.checks import CheckResult
 from conformance.judging.verdict import decide
-from conformance.reports.console import closing_lines, failure_blocks, plain
 from conformance.settings import Settings
 from conformance.spec import catalogue
 

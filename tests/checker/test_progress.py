@@ -7,7 +7,7 @@ import io
 import threading
 import time
 
-from conformance.progress import CLEAR_LINE, Progress
+from conformance.console.progress import CLEAR_LINE, Progress
 
 
 class Console(io.StringIO):
