@@ -126,6 +126,8 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
     return [
         *("--pyargs", "conformance.suite"),
         *("-p", "no:cacheprovider"),
+        # The checker's own console in place of pytest's rows, unless -v or --pytest-output.
+        *("-p", "conformance.console.areas"),
         # One process: the client paces and budgets every request of the run.
         *("-p", "no:xdist"),
         # Its collections of the garbage at the end, hunting exceptions raised where none can
