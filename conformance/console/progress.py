@@ -140,7 +140,9 @@ class Progress:
         wait = Wait(label, reason or "its limit", self.clock() + seconds, blocks)
         with self._lock:
             self._waits.append(wait)
-            if not (self.tty and (blocks or self.own)):
+            if self.live_bar:
+                self._render_live(self.clock())
+            elif not (self.tty and blocks):
                 self._line(f"waiting {wait.describe(self.clock())}")
             self._start_ticker()
         return lambda: self._over(wait)
@@ -279,5 +281,6 @@ def fitted(text: str, stream: TextIO | None) -> str:
     try:
         width = os.get_terminal_size(stream.fileno()).columns  # type: ignore[union-attr]
     except (OSError, AttributeError, ValueError):
-        width = 80
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() else 80
     return text if len(text) < width else text[: max(1, width - 4)] + "..."
