@@ -28,6 +28,7 @@ from _pytest.terminal import TerminalReporter
 from conformance import plugin
 from conformance.console import summary
 from conformance.console.progress import Bar, Progress
+from conformance.console.requirements import failure_blocks
 
 AREAS = {
     "test_auth": "auth",
@@ -153,7 +154,12 @@ class AreaConsole:
     def finish(self, run, verdict, conclusion) -> None:
         """The run is judged and its reports written: the blocks and the verdict."""
         self.progress.close()
-        summary.write(summary.PlainWriter(self.progress.stream), run, verdict, conclusion)
+        writer = summary.PlainWriter(self.progress.stream)
+        if not failure_blocks(verdict):
+            writer.write_line(
+                ""
+            )  # the areas above, what was judged below (a block's heading says so)
+        summary.write(writer, run, verdict, conclusion)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.progress.close()
