@@ -19,6 +19,7 @@ pytest's own view stays one word away: `-- -v` (each test's name and outcome), `
 from __future__ import annotations
 
 import io
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -28,7 +29,7 @@ from _pytest.terminal import TerminalReporter
 from conformance import plugin
 from conformance.console import summary
 from conformance.console.progress import Bar, Progress
-from conformance.console.requirements import failure_blocks
+from conformance.console.requirements import failure_blocks, plain
 
 AREAS = {
     "test_auth": "auth",
@@ -128,6 +129,14 @@ class AreaConsole:
             f"{len(session.items)} tests in {len(self.areas)} areas"
         )
         self.bar = self.progress.start("checked", len(session.items), "tests")
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A suite module that cannot be collected: its error's last line, which pytest's
+        reporter, writing nowhere, would not show (the run then has no verdict)."""
+        if report.failed:
+            last = (str(report.longrepr).strip().splitlines() or ["?"])[-1]
+            last = re.sub(r"^E\s+", "", last)  # pytest's mark of an error line
+            self.progress.note(f"cannot collect {area_of(report.nodeid)}: {plain(last)}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         area = self.areas.get(area_of(report.nodeid))
