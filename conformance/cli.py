@@ -13,7 +13,8 @@ from types import ModuleType
 
 import pytest
 
-from conformance import closed_pipe, interruption
+from conformance import interruption
+from conformance.console import closed_pipe
 from conformance.judging import checks
 from conformance.judging.verdict import STOPPED_EARLY
 from conformance.options import OPTIONS
@@ -125,6 +126,8 @@ def pytest_arguments(arguments: argparse.Namespace, report_dir: Path, profile: s
     return [
         *("--pyargs", "conformance.suite"),
         *("-p", "no:cacheprovider"),
+        # The checker's own console in place of pytest's rows, unless -v or --pytest-output.
+        *("-p", "conformance.console.areas"),
         # One process: the client paces and budgets every request of the run.
         *("-p", "no:xdist"),
         # Its collections of the garbage at the end, hunting exceptions raised where none can

@@ -235,6 +235,12 @@ OPTIONS: tuple[Option, ...] = (
         "also check that a key sent only in the query string is refused, which sends the real "
         "main key in a URL (it lands in the target's access logs)",
     ),
+    Option(
+        "pytest_output",
+        "switch",
+        "print pytest's own console (a row of dots per test module, pytest's summary) in place "
+        "of the checker's (its areas, waits and progress); `-- -v` also does, naming each test",
+    ),
     # --- reports, nightly CI and certification
     Option(
         "report_dir",

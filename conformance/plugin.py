@@ -10,20 +10,20 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pytest
 from pytest_html import extras
 
-from conformance import closing, interruption
-from conformance.httpclient import connection
+from conformance import interruption
+from conformance.console import closing, summary
+from conformance.console.progress import Progress
 from conformance.httpclient.budget import BudgetExhausted
 from conformance.httpclient.client import TargetThrottled, TargetUnreachable
 from conformance.judging import causes, checks, fronts, hints
 from conformance.judging.verdict import Verdict, decide
 from conformance.options import OPTIONS
-from conformance.progress import Progress
-from conformance.reports import console, html, junit, statement
+from conformance.reports import html, junit, statement
 from conformance.run import NoVerdict, Run, open_run
 from conformance.settings import Settings, SettingsError, from_environment, resolve
 from conformance.spec import catalogue
@@ -41,6 +41,7 @@ class State:
     progress: Progress = field(default_factory=lambda: Progress(None))
     conclusion: closing.Conclusion | None = None
     restore_signals: Callable[[], None] = lambda: None
+    console: Any = None  # the checker's own console (console.areas), where it replaces pytest's
 
 
 STATE = pytest.StashKey[State]()
@@ -258,6 +259,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if call.excinfo is not None and call.excinfo.errisinstance(checks.RequirementFailed):
         # The failed requirements and their evidence, not a traceback into this module.
         report.longrepr = str(call.excinfo.value)
+        failures = call.excinfo.value.failures
+        report.failed_requirement_ids = sorted({f.requirement_id for f in failures})
     results = item.config.stash[STATE].ledger.for_test(test_id(item))
     report.requirement_ids = sorted({result.requirement_id for result in results})
     item.user_properties.append(("requirements", " ".join(report.requirement_ids)))
@@ -312,6 +315,8 @@ def pytest_sessionfinish(session: pytest.Session):
     closing.write_attestation(run, state.conclusion)
     closing.write_package(run, state.conclusion)
     session.exitstatus = state.conclusion.exit_status  # 2 if the package could not be written
+    if state.console is not None:
+        state.console.finish(run, state.verdict, state.conclusion)
 
 
 def unavailable(settings: Settings) -> dict[str, str]:
@@ -376,26 +381,5 @@ def pytest_metadata(metadata: dict) -> None:
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     state = config.stash[STATE]
-    if state.verdict is None:
-        return
-    run, verdict = state.run, state.verdict
-    console.write_summary(terminalreporter, run, verdict)
-    per_key = ", ".join(f"{k}: {n}" for k, n in run.client.requests_per_key().items())
-    conclusion = state.conclusion
-    terminalreporter.write_sep("=", f"petstore-conformance: {conclusion.result}")
-    for reason in dict.fromkeys(filter(None, (verdict.reason, conclusion.result_reason))):
-        terminalreporter.write_line(f"reason: {reason}")
-    for warning in run.warnings:
-        terminalreporter.write_line(f"warning: {warning}")
-    terminalreporter.write_line(
-        f"target {run.settings.base_url}, plan {run.settings.plan}, profile "
-        f"{run.settings.profile}; requests {run.client.requests_sent} ({per_key}); "
-        f"User-Agent {run.settings.user_agent!r}"
-    )
-    terminalreporter.write_line(f"connection: {connection.describe(run.connection_fields())}")
-    terminalreporter.write_line(f"bounds: {run.describe_bounds()}")
-    if run.har_note:
-        terminalreporter.write_line(f"exchanges.har: {run.har_note}")
-    for line in closing.console_lines(conclusion):
-        terminalreporter.write_line(line)
-    terminalreporter.write_line(f"statement: {run.settings.report_dir / 'conformance.json'}")
+    if state.verdict is not None and state.console is None:
+        summary.write(terminalreporter, state.run, state.verdict, state.conclusion)

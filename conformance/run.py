@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.console.progress import Progress
 from conformance.httpclient import connection
 from conformance.httpclient.bounds import MAX_BODY_BYTES
 from conformance.httpclient.client import (
@@ -26,7 +27,6 @@ from conformance.httpclient.client import (
     TargetUnreachable,
 )
 from conformance.judging import checks, response_checks, served
-from conformance.progress import Progress
 from conformance.settings import PLAN_NAMES, Settings, SettingsError
 
 # The bundled reference's minute when the checker starts it for the demo: long enough for

@@ -134,12 +134,13 @@ def run_all(scenarios: list[Scenario], command: str, timeout: float) -> list[Sce
         reaping.stop_everything_below()
 
 
-def judge(runs: list[ScenarioRun], strict: bool) -> Verdict:
-    """The verdict. With every scenario, a MUST requirement left unjudged means no verdict (the
-    client sent too little); with some (--scenario), only what those scenarios can show is
-    judged, and the rest is not tested. A client that sent no whole request has no verdict."""
+def verdict_of(runs: list[ScenarioRun], strict: bool) -> Verdict:
+    """The verdict of every scenario's run. With every scenario, a MUST requirement left
+    unjudged means no verdict (the client sent too little); with some (--scenario), only what
+    those scenarios can show is judged, and the rest is not tested. A client that sent no whole
+    request has no verdict."""
     every = {run.scenario.name for run in runs} == {scenario.name for scenario in SCENARIOS}
-    settled = rules.settle_across_run([r for run in runs for r in rules.judge(run)])
+    settled = rules.settle_across_run([r for run in runs for r in rules.check_scenario(run)])
     verdict = decide(
         settled.kept,
         strict=strict,
@@ -187,7 +188,7 @@ def main(argv: list[str]) -> int:
     client_run = reports.ClientRun(
         command=command,
         runs=runs,
-        verdict=judge(runs, arguments.strict),
+        verdict=verdict_of(runs, arguments.strict),
         strict=arguments.strict,
         run_id=secrets.token_hex(6),
         started_at=started_at,

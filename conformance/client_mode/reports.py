@@ -13,9 +13,9 @@ from pathlib import Path
 from conformance import __version__, spec, strict_json
 from conformance.client_mode.rules import early_requests, judged, wait_end
 from conformance.client_mode.runner import ScenarioRun
+from conformance.console.requirements import failure_blocks, plain, verdict_lines
 from conformance.judging.verdict import NO_VERDICT, Verdict
 from conformance.reports import attestation, badge, har, html, package, timeline
-from conformance.reports.console import failure_blocks, plain, verdict_lines
 from conformance.reports.statement import iso, requirement_entry
 
 

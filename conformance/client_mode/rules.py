@@ -460,7 +460,9 @@ def judged(run: ScenarioRun) -> ScenarioRun:
     return replace(run, arrivals=[arrival for arrival in run.arrivals if arrival.complete])
 
 
-def judge(run: ScenarioRun) -> list[CheckResult]:
+def check_scenario(run: ScenarioRun) -> list[CheckResult]:
+    """Every rule's checks of one scenario's run (the verdict of the whole run is
+    `command.verdict_of`)."""
     run = judged(run)
     return [item for check in CHECKS for item in check(run)]
 

@@ -1,6 +1,6 @@
 """What a run concludes beyond its verdict: the baseline's judgement, the comparison with the
 previous run, and the exit status they decide, in words that agree with that exit status. The
-shell decides it (conformance.closing); the reports show it."""
+shell decides it (conformance.console.closing); the reports show it."""
 
 from __future__ import annotations
 

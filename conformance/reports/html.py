@@ -9,11 +9,11 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from conformance import __version__, spec
+from conformance.console.requirements import plain
 from conformance.httpclient import connection
 from conformance.judging.checks import CheckResult
 from conformance.judging.verdict import RequirementOutcome, Verdict
 from conformance.reports import conclusion_html, timeline
-from conformance.reports.console import plain
 
 if TYPE_CHECKING:
     from conformance.evidence.conclusion import Conclusion

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import signing_keys as keys
+from conformance.console.requirements import plain
 from conformance.reports import attestation, contents, package
-from conformance.reports.console import plain
 from conformance.reports.package import ALTERED, INTACT, STATEMENT, UNREADABLE
 
 USAGE = "petstore-conformance verify DIR_OR_ZIP [--key PUBLIC.pem]"

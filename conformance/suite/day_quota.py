@@ -26,6 +26,7 @@ import time
 from conformance.burst.reach import window_length
 from conformance.burst.spender import PATH, Announce
 from conformance.burst.window import spend_window
+from conformance.console.progress import Track
 from conformance.httpclient.backoff import LONGEST_WAIT
 from conformance.httpclient.client import ConformanceClient, Exchange
 from conformance.judging.checks import cannot_check, expect
@@ -40,8 +41,11 @@ MOST_WINDOWS_FACTOR = 3
 """Windows the day may take, over what a fixed minute needs: sliding windows give back less."""
 
 
-def spend_the_day(client: ConformanceClient, settings: Settings, announce: Announce) -> Day:
-    """Spend the exhaustion key's day and judge it; returns what was seen."""
+def spend_the_day(
+    client: ConformanceClient, settings: Settings, announce: Announce, track: Track | None = None
+) -> Day:
+    """Spend the exhaustion key's day and judge it; returns what was seen. Each window's line
+    goes to `track` with the day served so far (a bar on a terminal), else to `announce`."""
     per_minute, per_day = settings.plan_limits
     if per_minute is None or per_day is None:
         reason = "the enterprise figures were not given (--requests-per-minute, --requests-per-day)"
@@ -51,11 +55,13 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
     day = Day(settings.exhaustion_key, per_minute, per_day)
     most = MOST_WINDOWS_FACTOR * day_windows(per_minute, per_day)
     announce(describe_day_plan(settings))
+    track = track or announcing(announce)
+    track(served_of(day, client.exchanges), per_day, "")
     while not day.refusal and not day.stopped:
         if len(day.windows) >= most:
             day.stopped = f"{most} windows were spent and the day neither refused nor was exceeded"
             break
-        spend_next_window(client, day, announce)
+        spend_next_window(client, day, track)
         if served_of(day, client.exchanges) > per_day + per_minute:
             break  # a whole minute's quota beyond the day: never enforced, evidently
     judge_day(day, client.exchanges, ServerClock.of(client.exchanges))
@@ -64,7 +70,12 @@ def spend_the_day(client: ConformanceClient, settings: Settings, announce: Annou
     return day
 
 
-def spend_next_window(client: ConformanceClient, day: Day, announce: Announce) -> None:
+def announcing(announce: Announce) -> Track:
+    """Each window's line announced, where no bar shows the day's progress."""
+    return lambda served, of, line: announce(line) if line else None
+
+
+def spend_next_window(client: ConformanceClient, day: Day, track: Track) -> None:
     """Open the next window once the last has ended, spend what its opening announced, judge
     it, and take its refusal for the day's where the evidence says so."""
     opening = open_window(client, day)
@@ -80,7 +91,8 @@ def spend_next_window(client: ConformanceClient, day: Day, announce: Announce) -
         day.stopped = f"{window.name} served beyond its quota (LIM-429-WHEN-EXCEEDED)"
     note_partial_comeback(day, window)
     take_refusal(day, window, clock)
-    announce(progress(day, served_of(day, client.exchanges)))
+    served = served_of(day, client.exchanges)
+    track(served, day.per_day, progress(day, served))
 
 
 def take_refusal(day: Day, window: SpentWindow, clock: ServerClock) -> None:

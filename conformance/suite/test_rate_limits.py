@@ -128,4 +128,4 @@ def test_exhaustion_429_retry_after_and_reset(client, settings, run, early_exhau
 def test_day_quota_spent_window_after_window(client, settings, run):
     """The day profile: the exhaustion key spends its day, window after window, each window's
     announced quota at its start, until the day refuses (conformance/suite/day_quota.py)."""
-    spend_the_day(client, settings, run.announce)
+    spend_the_day(client, settings, run.announce, run.progress.tracker("the day", "served"))

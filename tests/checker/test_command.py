@@ -6,6 +6,7 @@ The same suite under plain `pytest --pyargs conformance.suite` is checked here t
 from __future__ import annotations
 
 import datetime
+import difflib
 import http.server
 import json
 import os
@@ -188,6 +189,55 @@ def verdict_line_near_the_end(stdout: str, verdict: str) -> None:
     assert len(after) <= 7, "the verdict is buried:\n" + "\n".join(after)
 
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "checking.md"
+# What differs from run to run, as the docs' consoles show it: ports, the run's name prefix,
+# timings, what the waits cost in requests, the categories the generated tests happened to
+# create; the lines of the waits come and go with the load.
+VARYING = [
+    (re.compile(r"created \d+ categories"), "created N categories"),
+    (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
+    (re.compile(r"'psc-[a-z0-9]+-'"), "'psc-RUN-'"),
+    (re.compile(r"\d+\.\d+ s\)"), "N s)"),
+    (re.compile(r"requests \d+ \([^)]*\)"), "requests N (...)"),
+]
+PROGRESS = re.compile(r"^petstore-conformance: (still )?(waiting|main key|spare key)")
+AREAS = ("auth", "categories", "endpoints", "generated", "validation", "limits")
+
+
+def documented_console(verdict: str) -> str:
+    """The console docs/checking.md shows for a run of this verdict."""
+    page = DOCS.read_text(encoding="utf-8")
+    after = page.split(f"<!-- console: {verdict} -->\n```text\n", 1)[1]
+    return after.split("\n```", 1)[0]
+
+
+def as_shown(console: str) -> list[str]:
+    lines = [line for line in console.splitlines() if not PROGRESS.match(line)]
+    for pattern, shown in VARYING:
+        lines = [pattern.sub(shown, line) for line in lines]
+    return lines
+
+
+def assert_console_as_documented(stdout: str, verdict: str) -> None:
+    """The docs show the console as it is: a real run's, but for what differs each run."""
+    documented, real = as_shown(documented_console(verdict)), as_shown(stdout)
+    diff = "\n".join(
+        difflib.unified_diff(documented, real, "docs/checking.md", "this run", lineterm="")
+    )
+    assert documented == real, f"docs/checking.md shows another console:\n{diff}"
+
+
+def assert_the_checkers_console(stdout: str) -> None:
+    """What the checker did and found, as a vendor reads it: no pytest rows, no venv path, no
+    short test summary, no control sequence in a pipe, and the verdict last."""
+    lines = stdout.splitlines()
+    assert len(lines) < 40, stdout
+    for area in AREAS:
+        assert any(line.startswith(f"petstore-conformance: {area}: ") for line in lines), area
+    for leftover in ("FAILED ", "PASSED", "site-packages", "conformance/suite", "====", "\x1b"):
+        assert leftover not in stdout, f"{leftover!r} in:\n{stdout}"
+
+
 def categories(base_url: str, key: str) -> list:
     request = urllib.request.Request(
         f"{base_url}/categories", headers={"Authorization": f"Bearer {key}"}
@@ -221,6 +271,8 @@ def test_no_arguments_certifies_the_bundled_reference(tmp_path: Path) -> None:
     assert per_key.get("main", 0) > 0 and per_key.get("spare", 0) > 0, per_key
     assert statement["requests"]["total"] <= statement["requests"]["budget"]
     verdict_line_near_the_end(finished.stdout, "conformant")
+    assert_the_checkers_console(finished.stdout)
+    assert_console_as_documented(finished.stdout, "conformant")
 
 
 # --- 2. A separately started reference, keys only in the environment -------------------------
@@ -298,6 +350,9 @@ def test_plain_pytest_entry(
     finished = run_command(command, tmp_path, timeout=timeout)
 
     assert finished.status == 0, finished.describe()
+    # Plain pytest keeps pytest's console: its header, rows and counts, then the checker's.
+    assert "test session starts" in finished.stdout and "passed" in finished.stdout
+    assert "petstore-conformance: conformant ====" in finished.stdout
     assert_reports_written(tmp_path / "out")
     statement = finished.statement("out")
     assert_conformant_statement(statement, finished)
@@ -597,6 +652,12 @@ def test_a_must_failure_is_exit_1_naming_the_requirement(tmp_path: Path) -> None
     assert "AUTH-WWW-AUTHENTICATE" in statement["failed_requirements"], finished.describe()
     assert "AUTH-WWW-AUTHENTICATE" in finished.stdout
     verdict_line_near_the_end(finished.stdout, "not conformant")
+    assert_the_checkers_console(finished.stdout)
+    assert (
+        "petstore-conformance: auth: 9 passed, 20 failed, 4 skipped; failed AUTH-WWW-AUTHENTICATE"
+        in (finished.stdout)
+    )
+    assert_console_as_documented(finished.stdout, "not conformant")
     assert_no_key_anywhere(finished, (main, spare))
 
 
@@ -613,9 +674,6 @@ def block_of(lines: list[str], requirement: str) -> list[str]:
     return lines[start:end]
 
 
-PROGRESS = re.compile(r"^petstore-conformance: (still )?(waiting|main key|spare key)")
-
-
 def test_one_header_fault_gives_one_short_block_and_a_closing_list(tmp_path: Path) -> None:
     """Unreadable rate-limit headers (all three written as floats) fail LIM-HEADERS-VALID on
     every response: the console shows one block for it, near the top; the closing list names
@@ -624,10 +682,12 @@ def test_one_header_fault_gives_one_short_block_and_a_closing_list(tmp_path: Pat
     main = new_key("main")
     faults = ["headers-as-floats", "deprecation-true"]
     (tmp_path / "v").mkdir()
+    (tmp_path / "p").mkdir()
     with running_double([f"{main}:free"], faults=faults) as base_url:
         args = ("--base-url", base_url, "--api-key", main, "--plan", "free")
         finished = run_command(checker(*args), tmp_path)
         verbose = run_command(checker(*args, "--profile", "smoke", "--", "-v"), tmp_path / "v")
+        rows = run_command(checker(*args, "--profile", "smoke", "--pytest-output"), tmp_path / "p")
 
     assert finished.status == 1, finished.describe()
     lines = finished.stdout.splitlines()
@@ -665,6 +725,10 @@ def test_one_header_fault_gives_one_short_block_and_a_closing_list(tmp_path: Pat
     assert "[LIM-HEADERS-VALID, MUST] X-RateLimit-Limit must be a whole number" in verbose.stdout
     assert "PASSED" in verbose.stdout
     assert "Traceback" not in verbose.output and "plugin.py" not in verbose.output
+    # --pytest-output: pytest's rows of dots and its summary, as before the checker's console.
+    assert rows.status == 1, rows.describe()
+    assert re.search(r"^test_auth\.py [.Fs]+", rows.stdout, re.MULTILINE), rows.stdout
+    assert "short test summary info" in rows.stdout
 
 
 # --- 421 Misdirected Request: the host name to use ---------------------------------------------

@@ -1,14 +1,19 @@
-"""Unit tests of conformance.reports.console: one block per failed requirement, and a closing
-list of what was warned and what was not tested, with the reasons."""
+"""Unit tests of conformance.console.requirements: one block per failed requirement, and a closing
+list of what was warned and what was not tested, with the reasons; and of conformance.console.areas:
+a line per area of the suite as its last test ends."""
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
+from conformance.console.areas import AreaConsole, area_of
+from conformance.console.progress import Progress
+from conformance.console.requirements import closing_lines, failure_blocks, plain
 from conformance.httpclient.client import Exchange
 from conformance.judging.checks import CheckResult
 from conformance.judging.verdict import decide
-from conformance.reports.console import closing_lines, failure_blocks, plain
 from conformance.settings import Settings
 from conformance.spec import catalogue
 
@@ -139,3 +144,63 @@ def test_a_clean_run_closes_with_only_what_cannot_be_tested():
 def test_plain_keeps_text_and_escapes_controls():
     assert plain("Chats élégants 🐈") == "Chats élégants 🐈"
     assert plain("a\tb\nc\rd\x00e\x7f") == "a b\\nc\\rd\\x00e\\x7f"
+
+
+# --- the checker's own console: a line per area as its last test ends ---------------------
+
+
+class Report(SimpleNamespace):
+    """What pytest_runtest_logreport is given, as far as the areas read it."""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == "failed"
+
+    @property
+    def skipped(self) -> bool:
+        return self.outcome == "skipped"
+
+
+def phases(nodeid: str, call: str = "passed", setup: str = "passed", **extra) -> list[Report]:
+    reports = [Report(nodeid=nodeid, when="setup", outcome=setup)]
+    if setup == "passed":
+        reports.append(Report(nodeid=nodeid, when="call", outcome=call, **extra))
+    return [*reports, Report(nodeid=nodeid, when="teardown", outcome="passed")]
+
+
+SUITE = ".venv/lib/python3.11/site-packages/conformance/suite"
+
+
+def test_an_area_is_named_from_its_module_wherever_the_package_is_installed():
+    assert area_of(f"{SUITE}/test_auth.py::test_x[a-b]") == "auth"
+    assert area_of("test_rate_limits.py::test_day") == "limits"
+    assert area_of("test_something_new.py::test_y") == "something_new"
+
+
+def test_each_area_gets_one_line_once_its_last_test_ends_with_counts_and_broken_ids():
+    console = io.StringIO()
+    run = SimpleNamespace(settings=FakeRun().settings)
+    areas = AreaConsole(run, Progress(console, own=True))
+    tests = [f"{SUITE}/test_auth.py::t{n}" for n in range(3)] + ["test_categories.py::c"]
+    areas.pytest_collection_finish(
+        SimpleNamespace(items=[SimpleNamespace(nodeid=t) for t in tests])
+    )
+    failed = {"failed_requirement_ids": ["AUTH-WWW-AUTHENTICATE"]}
+    reports = [
+        *phases(tests[0]),
+        *phases(tests[1], "failed", **failed),
+        *phases(tests[3]),
+        *phases(tests[2], setup="skipped"),
+    ]
+    for report in reports:
+        areas.pytest_runtest_logreport(report)
+    assert console.getvalue().splitlines() == [
+        "petstore-conformance: checking http://api.test/v1 (plan free, profile full): 4 tests "
+        "in 2 areas",
+        "petstore-conformance: categories: 1 passed",
+        "petstore-conformance: auth: 1 passed, 1 failed, 1 skipped; failed AUTH-WWW-AUTHENTICATE",
+    ]

@@ -101,7 +101,7 @@ def test_three_requests_while_limited_are_hammering_and_one_cause():
         ],
         exit_status=1,
     )
-    results = rules.judge(run)
+    results = rules.check_scenario(run)
     hammering = [r for r in results if r.requirement_id == "CLI-NO-HAMMERING"]
     assert [r.passed for r in hammering] == [False]
     assert "3 requests sent while limited by one 429" in hammering[0].message
@@ -335,7 +335,7 @@ def never_retrying_runs():
 
 
 def test_a_client_that_never_retries_is_conformant_and_told_what_it_did_not_show():
-    verdict = command.judge(never_retrying_runs(), strict=False)
+    verdict = command.verdict_of(never_retrying_runs(), strict=False)
     outcomes_by_id = {o.requirement.id: o for o in verdict.outcomes}
     assert (verdict.verdict, verdict.failed_requirements) == ("conformant", [])
     assert "CLI-RETRIES" in verdict.warned_requirements
@@ -381,7 +381,7 @@ def test_a_long_floor_of_its_own_is_not_reading_retry_after():
     short = [s for s in SCENARIOS if s.script.refusals and s.script.wait <= 2]
     for scenario in short:
         run = scenario_run(scenario.name, [first_answer(scenario, 0.0), arrival(4.01, 200)])
-        assert ("CLI-RETRY-AFTER", False) not in outcomes(rules.judge(run)), scenario.name
+        assert ("CLI-RETRY-AFTER", False) not in outcomes(rules.check_scenario(run)), scenario.name
 
 
 def test_a_client_that_showed_nothing_is_never_certified():
@@ -389,17 +389,17 @@ def test_a_client_that_showed_nothing_is_never_certified():
     or with only requests the scenario server refused before they were whole (413, 408), has no
     verdict; and such a request is judged by no rule."""
     nothing = [scenario_run("success", [], timed_out=True)]
-    verdict = command.judge(nothing, strict=False)
+    verdict = command.verdict_of(nothing, strict=False)
     assert (verdict.verdict, verdict.reason) == (
         "no verdict",
         "the client sent no request in any scenario",
     )
     refused = arrival(0.0, 408, bearer=False)
     refused.complete = False
-    verdict = command.judge([scenario_run("success", [refused], exit_status=1)], strict=False)
+    verdict = command.verdict_of([scenario_run("success", [refused], exit_status=1)], strict=False)
     assert verdict.verdict == "no verdict" and "(1 refused" in verdict.reason, verdict.reason
     assert all(o.outcome == "not-tested" for o in verdict.outcomes)  # not CLI-BEARER-KEY failed
     served = arrival(1.0, 200)
     runs = [scenario_run("success", [refused, served])]
-    verdict = command.judge(runs, strict=False)
+    verdict = command.verdict_of(runs, strict=False)
     assert (verdict.verdict, verdict.failed_requirements) == ("conformant", [])

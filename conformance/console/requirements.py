@@ -9,7 +9,7 @@ as escapes, and exchanges are already redacted by the client.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conformance.judging.checks import CheckResult
 from conformance.judging.verdict import RequirementOutcome, Verdict
@@ -138,18 +138,6 @@ def untested_lines(untested: list[RequirementOutcome]) -> list[str]:
         else:
             lines += [f"  {o.requirement.id} ({o.requirement.level}): {reason}" for o in outcomes]
     return lines
-
-
-def write_summary(terminal: Any, run: Run, verdict: Verdict) -> None:
-    """The blocks and the closing lines, on pytest's terminal reporter (before the verdict)."""
-    blocks = failure_blocks(verdict)
-    if blocks:
-        terminal.write_sep("=", f"failed requirements: {len(blocks)}")
-    for number, block in enumerate(blocks):
-        for line in [""] * bool(number) + block:
-            terminal.write_line(line)
-    for line in closing_lines(run, verdict):
-        terminal.write_line(line)
 
 
 def closing_lines(run: Run, verdict: Verdict) -> list[str]:
