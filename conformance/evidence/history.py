@@ -276,8 +276,11 @@ def derive(nights: list[Night], skipped: list[str], dropped: int = 0) -> History
         notes.append(f"{len(ids) - MAX_IDS} requirement id(s) left out: more than {MAX_IDS}")
         ids = ids[:MAX_IDS]
     rows = [row_of(i, nights) for i in ids]
-    # What needs attention first: failing, then unstable, each in the catalogue's order.
-    rows.sort(key=lambda row: (ROW_ORDER.get(row.state, 2), not row.unstable))
+    # What needs attention first: failing (the unstable first), then the other unstable ones,
+    # then by state, each in the order of the newest statement.
+    rows.sort(
+        key=lambda row: (row.state != "failed", not row.unstable, ROW_ORDER.get(row.state, 2))
+    )
     left_out = sum(night.ids_left_out for night in nights)
     if left_out:
         notes.append(f"{left_out} requirement entries left out (ids too long, or too many)")

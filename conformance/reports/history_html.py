@@ -34,7 +34,8 @@ td.w {background: #f9a825} td.n {background: #eee; color: #777} td.a {background
   width: 14px; min-width: 14px; text-align: center; font-size: 11px}
 .grid th.night {writing-mode: vertical-rl; font-weight: normal; font-size: 11px; padding: 2px}
 .state-failed {color: #c62828; font-weight: bold} .state-warned {color: #b26a00}
-.state-passed {color: #2e7d32} .unstable {color: #8e24aa; font-weight: bold}
+.state-passed {color: #2e7d32} .grid td {white-space: nowrap}
+.unstable {color: #8e24aa; font-weight: bold}
 .verdict {font-size: 1.3em; font-weight: bold; padding: .3em .8em; border-radius: 4px;
   display: inline-block}
 .note {color: #555}
@@ -82,7 +83,9 @@ def strip(history: History) -> str:
 
 def since_text(history: History, row: Row) -> str:
     nights = len(row.states) - row.since
-    first = "the first night shown" if row.since == 0 else h(day(history.nights[row.since]))
+    first = h(day(history.nights[row.since]))
+    if row.since == 0 and nights > 1:
+        return f"{first} (all {nights} nights shown)"
     return f"{first} ({nights} night{'s' if nights != 1 else ''})"
 
 
@@ -161,8 +164,9 @@ def chart(history: History, name: str, title: str, unit: str, values: list) -> s
         for run in stretches(points)
     ]
     newest, oldest = day(history.nights[-1]), day(history.nights[0])
+    last = "unknown" if values[-1] is None else f"{values[-1]:,.0f} {unit}"
     return (
-        f"<h3>{h(title)}</h3>"
+        f"<h3>{h(title)}: newest {h(last)}, from {min(known):,.0f} to {top:,.0f} {h(unit)}</h3>"
         f'<svg class="chart" id="chart-{name}" xmlns="http://www.w3.org/2000/svg" '
         f'width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
         f'aria-label="{h(title)}, newest night on the left">'
