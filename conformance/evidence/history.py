@@ -143,8 +143,9 @@ def summarize(source: str, statement: dict) -> Night:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def runs_in(path: Path) -> list[Path]:
-    """A RUN: a statement, a report folder or package, or a folder of those (one level)."""
+def runs_in(path: Path, complain) -> list[Path]:
+    """A RUN: a statement, a report folder or package, or a folder of those (one level); a
+    link in such a folder is not followed."""
     if not path.is_dir() or (path / STATEMENT).exists():
         return [path]
     with os.scandir(path) as listing:
@@ -155,6 +156,7 @@ def runs_in(path: Path) -> list[Path]:
     for entry in sorted(entries, key=lambda entry: entry.name):
         candidate = Path(entry.path)
         if entry.is_symlink():
+            complain(f"skipped: {candidate}: a symbolic link")
             continue
         report_folder = entry.is_dir() and (candidate / STATEMENT).is_file()
         if report_folder or (entry.is_file() and candidate.suffix in (".json", ".zip")):
@@ -164,21 +166,28 @@ def runs_in(path: Path) -> list[Path]:
 
 def read(paths: list[Path], nights: int, complain) -> tuple[list[Night], int]:
     """The newest `nights` nights, oldest first, each read alone; and how many were dropped
-    as older. `complain(line)` hears each statement that cannot be read."""
+    as older. `complain(line)` hears each statement that cannot be read, and each run given
+    twice (a folder and a statement in it, say)."""
     kept: list[Night] = []
+    seen: dict[tuple[str, str], str] = {}
     dropped = 0
     for given in paths:
         try:
-            runs = runs_in(given)
+            runs = runs_in(given, complain)
         except (OSError, UnreadableStatement) as error:
-            complain(f"skipped {given}: {getattr(error, 'strerror', None) or error}")
+            complain(f"skipped: {given}: {getattr(error, 'strerror', None) or error}")
             continue
         for path in runs:
             try:
-                kept.append(summarize(str(path), load_statement(path)))
+                night = summarize(str(path), load_statement(path))
             except UnreadableStatement as error:
-                complain(f"skipped {error}")
+                complain(f"skipped: {error}")
                 continue
+            if night.run_id and (night.run_id, night.time) in seen:
+                complain(f"skipped: {path} is the run of {seen[night.run_id, night.time]}")
+                continue
+            seen[night.run_id, night.time] = str(path)
+            kept.append(night)
             if len(kept) > 2 * nights:  # trimmed as it goes: memory for 2N nights, not all
                 dropped += trim(kept, nights)
     dropped += trim(kept, nights)
@@ -332,8 +341,16 @@ def write(history: History, out: Path) -> None:
     from conformance.reports import history_html
 
     document = strict_json.dumps(history.to_dict(), indent=1, ensure_ascii=False) + "\n"
-    (out / "history.json").write_text(document, encoding="utf-8")
-    (out / "history.html").write_text(history_html.page(history), encoding="utf-8")
+    write_file(out / "history.json", document)
+    write_file(out / "history.html", history_html.page(history))
+
+
+def write_file(path: Path, text: str) -> None:
+    """A link left where a file goes is removed, not followed: nothing is written outside
+    --out."""
+    if path.is_symlink():
+        path.unlink()
+    path.write_text(text, encoding="utf-8")
 
 
 def summary_line(history: History) -> str:

@@ -167,18 +167,22 @@ def test_a_run_is_a_statement_a_folder_a_package_or_a_folder_of_them(nights, tmp
     (mixed / "broken.json").write_text('{"requirements": [', encoding="utf-8")
     (mixed / "twice.json").write_text('{"requirements": [], "requirements": []}')
     (mixed / "notes.txt").write_text("not a statement, not looked at")
+    (mixed / "link.json").symlink_to(nights.folder / "night-12" / "conformance.json")
     given = [mixed, tmp_path / "night-10.zip", nights.folder / "night-11" / "conformance.json"]
     given += [nights.folder / f"night-{n:02d}" for n in range(12, NIGHTS)]
+    given += [nights.folder / "night-12" / "conformance.json"]  # given twice
     written = run_history(capsys, *given, tmp_path / "absent", "--out", tmp_path / "out")
     assert written.status == 0, written.err
     lines = written.err.splitlines()
-    assert len(lines) == 3, lines
-    assert "broken.json is not JSON" in lines[0] and "twice.json is not JSON" in lines[1]
-    assert "absent" in lines[2] and "No such file" in lines[2]
+    assert len(lines) == 5, lines
+    assert lines[0].endswith("link.json: a symbolic link"), "said as the folder is listed"
+    assert "broken.json is not JSON" in lines[1] and "twice.json is not JSON" in lines[2]
+    assert lines[3].endswith(f"is the run of {nights.folder / 'night-12'}")
+    assert "absent" in lines[4] and "No such file" in lines[4]
     document = written.json()
     assert len(document["nights"]) == NIGHTS
     assert {row["id"]: row["since"] for row in document["failing"]}[AUTH] == night_time(20)
-    assert len(document["skipped"]) == 3 and "broken.json" in written.html()
+    assert len(document["skipped"]) == 5 and "broken.json" in written.html()
     # The newest N only.
     written = run_history(capsys, nights.folder, "--nights", "5", "--out", tmp_path / "five")
     document = written.json()
@@ -232,6 +236,21 @@ def test_no_readable_statement_or_an_unwritable_out_is_exit_2(tmp_path, capsys):
         written.status == 2
         and written.err == f"petstore-conformance: --out {tmp_path / 'file'}: not a folder\n"
     )
+
+
+def test_out_is_the_only_place_written(tmp_path, capsys):
+    """A link left in --out where the page goes is replaced, not followed."""
+    outside = tmp_path / "outside.html"
+    outside.write_text("kept")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "history.html").symlink_to(outside)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(statement_of([("GEN-X", "passed")])))
+    written = run_history(capsys, good, "--out", out)
+    assert written.status == 0, written.err
+    assert outside.read_text() == "kept"
+    assert not (out / "history.html").is_symlink() and "GEN-X" in written.html()
 
 
 # -- hostile statements -------------------------------------------------------------------------
