@@ -64,19 +64,6 @@ SUBCOMMANDS = {
         "package: regressions, fixes, requirements newly tested or not. Exit 1 on a regression, "
         "0 otherwise, 2 when a side cannot be read.",
     ),
-    "history": Subcommand(
-        "conformance.evidence.history",
-        "`petstore-conformance history RUN... --out DIR` (many nights' statements as one page)",
-        "usage: {usage}\n\n"
-        "Read the statements of many nights, each RUN a conformance.json, its report folder, a "
-        "package or a folder of those, and write DIR/history.html and DIR/history.json: each "
-        "night's verdict, each requirement's state and the night since which it has been so, "
-        "the requirements that flipped more than once (unstable), the run's time, requests and "
-        "peak memory across nights, and notes where nights checked different targets, plans, "
-        "profiles or suite versions. --nights N keeps the newest N (at most 365, the default). "
-        "A statement that cannot be read is one line on stderr and skipped. Exit 0 written, 2 "
-        "when no statement could be read or DIR cannot be written.",
-    ),
     "intoto": Subcommand(
         "conformance.reports.attestation",
         "`petstore-conformance intoto DIR` (a report folder's in-toto Statement, unsigned, for "
@@ -96,6 +83,19 @@ SUBCOMMANDS = {
         "certificate, rejected.html and register.json. Exit 0 when every package was "
         "registered, 1 when any was rejected, 2 when the input is unusable. See "
         "docs/certification.md.",
+    ),
+    "history": Subcommand(
+        "conformance.evidence.history",
+        "`petstore-conformance history RUN... --out DIR` (many nights' statements as one page)",
+        "usage: {usage}\n\n"
+        "Read the statements of many nights, each RUN a conformance.json, its report folder, a "
+        "package or a folder of those, and write DIR/history.html and DIR/history.json: each "
+        "night's verdict, each requirement's state and the night since which it has been so, "
+        "the requirements that flipped more than once (unstable), the run's time, requests and "
+        "peak memory across nights, and notes where nights checked different targets, plans, "
+        "profiles or suite versions. --nights N keeps the newest N (at most 365, the default). "
+        "A statement that cannot be read is one line on stderr and skipped. Exit 0 written, 2 "
+        "when no statement could be read or DIR cannot be written.",
     ),
 }
 MAX_SHOWN_WORD = 40
