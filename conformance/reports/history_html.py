@@ -218,7 +218,10 @@ def notes(history: History) -> str:
 
 def newest(history: History) -> str:
     night = history.nights[-1]
-    facts = ", ".join(f"{name.replace('_', ' ')} {h(value)}" for name, value in night.facts.items())
+    facts = ", ".join(
+        f"{name.replace('_', ' ')} {h(value or '(not stated)')}"
+        for name, value in night.facts.items()
+    )
     return (
         f'<p><span class="verdict {css(night.verdict)}">Newest night, {h(day(night))}: '
         f"{h(night.verdict)}</span></p><p class='note'>{facts}.</p>"

@@ -52,7 +52,7 @@ class Nights:
     real: dict[frozenset[str], dict]  # the real statements, by the requirements failing
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # the browser's tests read the same nights
 def nights(tmp_path_factory) -> Nights:
     """One real run of the double per set of faults the schedule needs (six, about a second
     each in the smoke profile); each night a copy of the run with that night's faults, at that
