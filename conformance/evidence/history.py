@@ -24,6 +24,7 @@ from pathlib import Path
 
 from conformance import strict_json
 from conformance.evidence.compare import STATEMENT, UnreadableStatement, load_statement
+from conformance.evidence.conclusion import EXCUSED
 from conformance.reports.console import plain
 
 USAGE = "petstore-conformance history RUN... --out DIR [--nights N]"
@@ -43,7 +44,9 @@ MAX_FIGURE = 10**15
 OUTCOMES = ("failed", "warned", "passed", "not-tested")
 TESTED = {"passed", "failed", "warned"}
 ABSENT = "absent"  # the night's statement does not name the requirement
-VERDICTS = {"conformant", "not conformant", "no verdict"}
+VERDICTS = {"conformant", "not conformant", "no verdict", EXCUSED}
+"""A night's result: its verdict, in words that agree with its exit status (a baseline may have
+excused every failure)."""
 COMPARED = ("target", "plan", "profile", "suite_version")
 MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 

@@ -29,6 +29,7 @@ td, th {border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-ali
 .conformant, td.p {background: #2e7d32; color: #fff}
 .not-conformant, td.f {background: #c62828; color: #fff}
 .no-verdict, .unknown, td.o {background: #6d6d6d; color: #fff}
+.excused {background: #8e24aa; color: #fff}
 td.w {background: #f9a825} td.n {background: #eee; color: #777} td.a {background: #fff}
 .grid td.p, .grid td.f, .grid td.w, .grid td.n, .grid td.a, .grid td.o {padding: 0;
   width: 14px; min-width: 14px; text-align: center; font-size: 11px}
@@ -50,12 +51,16 @@ def h(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def css(word: str) -> str:
-    return (
-        word.replace(" ", "-")
-        if word in ("conformant", "not conformant", "no verdict")
-        else ("unknown")
-    )
+VERDICT_CLASSES = {
+    "conformant": "conformant",
+    "not conformant": "not-conformant",
+    "no verdict": "no-verdict",
+    "not conformant, every failure expected": "excused",
+}
+
+
+def css(verdict: str) -> str:
+    return VERDICT_CLASSES.get(verdict, "unknown")
 
 
 def day(night: Night) -> str:
@@ -77,7 +82,8 @@ def strip(history: History) -> str:
         f'<div class="strip" id="strip" aria-label="verdicts, newest first">{boxes}</div>'
         f'<p class="note">{len(history.nights)} nights, newest first (left), from '
         f"{h(day(history.nights[-1]))} back to {h(day(history.nights[0]))}; "
-        f"{conformant} conformant.</p>"
+        f"{conformant} conformant. Green conformant, red not conformant, purple every failure "
+        "expected (a baseline excused them), grey no verdict.</p>"
     )
 
 

@@ -193,8 +193,9 @@ def test_a_run_is_a_statement_a_folder_a_package_or_a_folder_of_them(nights, tmp
 
 def test_nights_that_checked_something_else_are_noted(nights, tmp_path, capsys):
     folder = tmp_path / "nights"
+    excused = {"result": "not conformant, every failure expected"}
     for night, changes in enumerate(
-        [{}, {}, {"profile": "full"}, {"profile": "full", "suite_version": "0.2.0"}]
+        [{}, excused, {"profile": "full"}, {"profile": "full", "suite_version": "0.2.0"}]
     ):
         statement = nights.real[frozenset()] | {"time": night_time(night), "target": TARGET}
         (folder / str(night)).mkdir(parents=True)
@@ -205,6 +206,11 @@ def test_nights_that_checked_something_else_are_noted(nights, tmp_path, capsys):
         f"{night_time(3)}: suite version {nights.real[frozenset()]['suite_version']} -> 0.2.0",
     ]
     assert "Notes: nights that checked something else" in written.html()
+    # A night whose every failure a baseline excused is said so, in its own colour.
+    assert written.json()["nights"][2]["verdict"] == excused["result"]
+    assert '<span class="excused" title="2026-11-02T03:17:00Z: not conformant, every' in (
+        written.html()
+    )
 
 
 @pytest.mark.parametrize(
