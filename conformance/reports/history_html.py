@@ -179,12 +179,23 @@ def chart(history: History, name: str, title: str, unit: str, values: list) -> s
         f'<line x1="{LEFT}" y1="{TOP + plot}" x2="{WIDTH - RIGHT}" y2="{TOP + plot}" '
         'stroke="#999"/>'
         f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot}" stroke="#999"/>'
-        f'<text x="{LEFT - 6}" y="{TOP + 8}" text-anchor="end">{top:,.0f} {h(unit)}</text>'
+        f'<text x="{LEFT - 6}" y="{TOP + 8}" text-anchor="end">{compact(top)}</text>'
         f'<text x="{LEFT - 6}" y="{TOP + plot}" text-anchor="end">0</text>'
         f'<text x="{LEFT}" y="{HEIGHT - 8}">{h(newest)} (newest)</text>'
         f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">{h(oldest)}</text>'
         f"{''.join(lines)}{''.join(marks)}</svg>"
     )
+
+
+def compact(value: float) -> str:
+    """An axis label that fits left of the axis: 1,800; 25.3k; 954M."""
+    if value < 10_000:
+        return f"{value:,.0f}"
+    for suffix in ("k", "M", "G", "T", "P"):
+        value /= 1000
+        if value < 1000 or suffix == "P":
+            return f"{value:.3g}{suffix}"
+    return f"{value:.3g}"  # not reached: figures end at 10**15
 
 
 def stretches(points: list[str | None]) -> list[list[str]]:

@@ -295,6 +295,14 @@ def hostile_statements(folder: Path) -> Iterator[Path]:
         "ten-digits.json": json.dumps(
             statement_of([("GEN-OK", "failed")], requests={"total": 10**40}, peak_memory_bytes=-5)
         ),
+        "largest.json": json.dumps(
+            statement_of(
+                [("GEN-OK", "passed")],
+                requests={"total": history.MAX_FIGURE},
+                peak_memory_bytes=history.MAX_FIGURE,
+                finished="9999-12-31T23:59:59Z",
+            )
+        ),
         "deep.json": '{"requirements": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
         "many.json": json.dumps(statement_of([(f"GEN-{n:05d}", "failed") for n in range(5000)])),
         "long-ids.json": json.dumps(statement_of([("GEN-" + "x" * 10_000, "failed")] * 3)),
@@ -363,6 +371,7 @@ def test_hostile_statements_are_escaped_and_bounded(tmp_path, capsys):
     )
     assert night["ten-digits.json"]["requests"] is None
     assert night["ten-digits.json"]["peak_memory_bytes"] is None
+    assert night["largest.json"]["requests"] == history.MAX_FIGURE  # the largest believed
     markup = night["markup.json"]
     assert markup["verdict"] == "unknown" and markup["time"] == ""
     assert all(len(markup[k]) <= history.MAX_TEXT for k in ("target", "plan", "run_id"))

@@ -75,9 +75,11 @@ def test_thirty_nights_show_since_when_and_the_unstable_first(nights, browser, t
         box = page.evaluate(
             f"(() => {{ const s = document.getElementById('chart-{name}'); const r = "
             "s.getBoundingClientRect(); return [s.querySelectorAll('circle').length, r.width, "
-            "r.height, s.querySelectorAll('polyline').length]; })()"
+            "r.height, s.querySelectorAll('polyline').length, Math.min(...[...s.querySelectorAll("
+            "'text')].map(t => t.getBBox().x))]; })()"
         )
         assert box[0] == NIGHTS and box[1] > 800 and box[2] > 100 and box[3] == 1, (name, box)
+        assert box[4] >= 0, f"a label of the {name} chart starts left of the picture"
     page.screenshot(screenshots(tmp_path) / "history-30-nights.png")
     page.evaluate("document.getElementById('charts').scrollIntoView()")
     page.screenshot(screenshots(tmp_path) / "history-30-nights-charts.png", full_page=False)
@@ -96,4 +98,9 @@ def test_a_hostile_history_shows_its_text_as_text(browser, tmp_path):
     assert "<script>alert(1)</script>" in shown and "<img src=http://evil/>" in shown
     assert HOSTILE not in shown  # its control characters are shown escaped, not raw
     assert page.evaluate("document.querySelectorAll('#grid tbody tr').length") == 500
+    # The largest figures believed (10**15) still label their axis inside the picture.
+    lefts = page.evaluate(
+        "[...document.querySelectorAll('svg.chart text')].map(t => t.getBBox().x)"
+    )
+    assert len(lefts) == 12 and min(lefts) >= 0, lefts
     page.screenshot(screenshots(tmp_path) / "history-hostile.png", full_page=False)
