@@ -9,6 +9,11 @@ checker="$1"
 statement="$2"
 dir="${PSC_HISTORY_DIR:-.petstore-history}"
 out="${PSC_HISTORY_OUT:-petstore-conformance-history}"
+reports="${PETSTORE_REPORT_DIR:-petstore-conformance-reports}"
+reports="${reports%/}"
+case "$out" in
+    "$reports"/*) out="$reports-history" ;;  # a report-dir given as reports/ made reports/-history
+esac
 nights="${PSC_HISTORY_NIGHTS:-0}"
 case "$nights" in
     '' | *[!0-9]*)

@@ -616,16 +616,27 @@ def test_the_history_keeps_the_last_nights_only(tmp_path):
         "PSC_HISTORY_DIR": str(kept),
         "PSC_HISTORY_OUT": str(tmp_path / "page"),
     }
+    keep_tonight(tonight, environment, tmp_path)
+    history = json.loads((tmp_path / "page" / "history.json").read_text())
+    assert [night["run_id"] for night in history["nights"]] == ["tonight", "night-2"]
+    assert len(list(kept.glob("*.json"))) == 2
+    assert history["failing"] == [{"id": FAULT_ID, "since": "2026-11-04T03:17:00Z"}]
+    # Never inside the report folder, whose files are signed: beside it.
+    environment |= {"PETSTORE_REPORT_DIR": "reports/", "PSC_HISTORY_OUT": "reports/-history"}
+    keep_tonight(tonight, environment, tmp_path)
+    assert (tmp_path / "reports-history" / "history.html").is_file()
+    assert not (tmp_path / "reports").exists()
+
+
+def keep_tonight(statement: Path, environment: dict[str, str], cwd: Path) -> None:
+    """ci-templates/history.sh as check.sh runs it, with the installed checker."""
     checker = Path(sys.executable).parent / "petstore-conformance"
     process = subprocess.run(
-        ["bash", str(ROOT / "ci-templates" / "history.sh"), str(checker), str(tonight)],
+        ["bash", str(ROOT / "ci-templates" / "history.sh"), str(checker), str(statement)],
         env=environment,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=CHECK_TIMEOUT,
     )
     assert process.returncode == 0, process.stdout + process.stderr
-    history = json.loads((tmp_path / "page" / "history.json").read_text())
-    assert [night["run_id"] for night in history["nights"]] == ["tonight", "night-2"]
-    assert len(list(kept.glob("*.json"))) == 2
-    assert history["failing"] == [{"id": FAULT_ID, "since": "2026-11-04T03:17:00Z"}]
