@@ -85,6 +85,19 @@ SUBCOMMANDS = {
         "registered, 1 when any was rejected, 2 when the input is unusable. See "
         "docs/certification.md.",
     ),
+    "history": Subcommand(
+        "conformance.evidence.history",
+        "`petstore-conformance history RUN... --out DIR` (many nights' statements as one page)",
+        "usage: {usage}\n\n"
+        "Read the statements of many nights, each RUN a conformance.json, its report folder, a "
+        "package or a folder of those, and write DIR/history.html and DIR/history.json: each "
+        "night's verdict, each requirement's state and the night since which it has been so, "
+        "the requirements that flipped more than once (unstable), the run's time, requests and "
+        "peak memory across nights, and notes where nights checked different targets, plans, "
+        "profiles or suite versions. --nights N keeps the newest N (at most 365, the default). "
+        "A statement that cannot be read is one line on stderr and skipped. Exit 0 written, 2 "
+        "when no statement could be read or DIR cannot be written.",
+    ),
 }
 MAX_SHOWN_WORD = 40
 """Characters of an unknown command shown back: enough to see the typo, not a pasted page."""

@@ -7,13 +7,15 @@ Each side is a `conformance.json`, a report folder holding one, or a package mad
 
 from __future__ import annotations
 
-import json
 import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.reports import contents, package
+
 STATEMENT = "conformance.json"
+MAX_STATEMENT_BYTES = package.DOCUMENTS[STATEMENT]
 USAGE = "usage: petstore-conformance compare BEFORE AFTER (each a conformance.json or a folder)"
 
 
@@ -22,15 +24,20 @@ class UnreadableStatement(ValueError):
 
 
 def load_statement(path: Path | str) -> dict:
+    """The statement of a conformance.json, a report folder or a package, read as untrusted:
+    within the size a package's statement may have (conformance.reports.package), as strict
+    JSON with each name once and nesting bounded."""
     path = Path(path)
     if path.is_dir():
         path = path / STATEMENT
     try:
-        document = json.loads(statement_text(path))
+        document = package.load(statement_bytes(path))
     except OSError as error:
         raise UnreadableStatement(f"cannot read {path}: {error.strerror or error}") from None
     except (KeyError, zipfile.BadZipFile):
         raise UnreadableStatement(f"{path} holds no {STATEMENT}") from None
+    except contents.Unreadable as error:
+        raise UnreadableStatement(f"{path}: {error}") from None
     except ValueError:
         raise UnreadableStatement(f"{path} is not JSON") from None
     if not isinstance(document, dict) or not valid_requirements(document.get("requirements")):
@@ -38,11 +45,19 @@ def load_statement(path: Path | str) -> dict:
     return document
 
 
-def statement_text(path: Path) -> str:
+def statement_bytes(path: Path) -> bytes:
+    if path.exists() and not path.is_file():  # a FIFO would block, a device never end
+        raise contents.Unreadable("not a file")
     if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            return archive.read(STATEMENT).decode("utf-8")
-    return path.read_text(encoding="utf-8")
+        data = package.read(path).data(STATEMENT)
+        if data is None:
+            raise KeyError(STATEMENT)
+        return data
+    with path.open("rb") as handle:
+        data = handle.read(MAX_STATEMENT_BYTES + 1)
+    if len(data) > MAX_STATEMENT_BYTES:
+        raise contents.Unreadable(f"larger than {MAX_STATEMENT_BYTES} bytes, the limit for it")
+    return data
 
 
 def valid_requirements(entries: object) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,17 @@ MAX_EVIDENCE = 3
 
 def iso(timestamp: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
+
+
+def peak_memory_bytes() -> int | None:
+    """The checker process's peak resident memory so far: what `history` charts night by night
+    (a run that grows is seen before it is killed). None where the platform does not say."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
 
 
 def evidence(outcome: RequirementOutcome) -> list[dict]:
@@ -112,6 +124,7 @@ def statement(
                 for label, seconds in run.client.seconds_waited_per_key().items()
             },
         },
+        "peak_memory_bytes": peak_memory_bytes(),
         # What the target could cost the run at most (conformance.httpclient.bounds, --deadline).
         "bounds": run.bounds(),
         "name_prefix": settings.name_prefix,

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from conformance.options import OPTIONS
 from conformance.reports import attestation
+from conformance.spec import catalogue
 from tests.checker.test_attestation import KeyPair
 from tests.checker.test_command import Finished as CommandFinished
 from tests.checker.test_command import assert_no_key_anywhere, new_key
@@ -50,14 +51,19 @@ def test_the_action_is_composite_with_the_promised_inputs():
     assert set(ACTION["outputs"]) == {"verdict", "exit-status"}
 
 
+HISTORY_VARIABLES = {"PSC_HISTORY_NIGHTS", "PSC_HISTORY_DIR", "PSC_HISTORY_OUT"}
+"""What ci-templates/history.sh reads: no option of the checker's."""
+
+
 def test_every_input_reaches_the_checker_through_its_variable():
     environment = check_step()["env"]
     passed = {}
     for variable, value in environment.items():
-        [name] = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value).groups()
+        [name] = re.match(r"\$\{\{ inputs\.([\w-]+) \}\}", value).groups()
         passed[name] = variable
         assert name in ACTION["inputs"]
-        assert variable in {option.environment for option in OPTIONS}, variable
+        assert variable in {option.environment for option in OPTIONS} | HISTORY_VARIABLES
+    assert passed["history"] == "PSC_HISTORY_NIGHTS"
     assert passed["api-key"] == "PETSTORE_API_KEY"
     assert passed["expected-failures"] == "PETSTORE_EXPECTED_FAILURES"
 
@@ -70,9 +76,36 @@ def test_the_steps_are_the_repository_scripts_and_the_reports_are_kept():
         'bash "$GITHUB_ACTION_PATH/ci-templates/attest.sh"',
         'cp "$BUNDLE" "$REPORT_DIR/conformance.sigstore.json"',
     ]
-    [upload] = [s for s in ACTION["runs"]["steps"] if "upload-artifact" in s.get("uses", "")]
+    [upload, history] = [
+        s for s in ACTION["runs"]["steps"] if "upload-artifact" in s.get("uses", "")
+    ]
     assert upload["if"] == "always()"
     assert upload["with"]["path"] == "${{ inputs.report-dir }}"
+    assert history["with"]["path"] == check_step()["env"]["PSC_HISTORY_OUT"]
+
+
+def test_the_history_input_keeps_the_nights_in_the_cache_whatever_the_verdict():
+    """Restored before the check, saved after it even when it failed (a failing night is part
+    of the history), under a key of its own each run and found again by its prefix; the page
+    kept as an artifact of its own, beside the reports' (a signed report folder holds only
+    what was signed)."""
+    assert ACTION["inputs"]["history"]["default"] == "0"
+    steps = ACTION["runs"]["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in steps]
+    restore, save = (
+        steps[uses.index("actions/cache/restore")],
+        steps[uses.index("actions/cache/save")],
+    )
+    check = steps.index(check_step())
+    assert uses.index("actions/cache/restore") < check < uses.index("actions/cache/save")
+    assert "inputs.history != '0'" in restore["if"] and save["if"].startswith("always() && ")
+    assert restore["with"]["path"] == save["with"]["path"] == "${{ inputs.history-dir }}"
+    assert check_step()["env"]["PSC_HISTORY_DIR"] == "${{ inputs.history-dir }}"
+    assert restore["with"]["key"] == save["with"]["key"]
+    assert "github.run_id" in save["with"]["key"]
+    assert save["with"]["key"].startswith(restore["with"]["restore-keys"])
+    [page] = [s for s in steps if s.get("with", {}).get("name", "").endswith("-history")]
+    assert page["if"] == save["if"] and page["uses"].startswith("actions/upload-artifact@")
 
 
 def test_the_attest_input_hands_the_runs_statement_to_actions_attest():
@@ -197,6 +230,11 @@ def test_the_gitlab_template_runs_the_same_scripts_and_keeps_the_reports():
     assert job["artifacts"]["reports"]["junit"] == f"{report_dir}/junit.xml"
     for secret in ("PETSTORE_API_KEY", "PETSTORE_SPARE_API_KEY", "PETSTORE_SIGN_KEY"):
         assert secret not in job["variables"], "keys belong in masked CI/CD variables"
+    # The last nights in the cache, kept whatever the verdict; their page with the artifacts.
+    assert int(job["variables"]["PSC_HISTORY_NIGHTS"]) > 1
+    assert job["variables"]["PSC_HISTORY_DIR"] + "/" in job["cache"]["paths"]
+    assert job["cache"]["when"] == "always"
+    assert job["variables"]["PSC_HISTORY_OUT"] + "/" in job["artifacts"]["paths"]
 
 
 # -- the scripts, run -------------------------------------------------------------------------
@@ -444,3 +482,161 @@ def test_the_action_hands_vendor_implementation_and_sign_key_to_the_checker():
     assert environment["PETSTORE_VENDOR"] == "${{ inputs.vendor }}"
     assert environment["PETSTORE_IMPLEMENTATION"] == "${{ inputs.implementation }}"
     assert environment["PETSTORE_SIGN_KEY"] == "${{ inputs.sign-key }}"
+
+
+# -- the nightly example of docs/ci.md, and its history -----------------------------------------
+
+
+def nightly_example() -> dict:
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"```yaml\n(name: nightly conformance\n.*?)```", text, re.DOTALL)
+    return workflow(yaml.safe_load(block))
+
+
+def example_action(document: dict) -> dict:
+    [step] = [
+        s
+        for s in document["jobs"]["conformance"]["steps"]
+        if s.get("uses", "").endswith("/petstore-conformance@main")
+    ]
+    return step
+
+
+def test_the_nightly_example_is_a_valid_workflow_of_the_actions_own_inputs(tmp_path):
+    example = tmp_path / "nightly.yml"
+    example.write_text(yaml.safe_dump(nightly_example()), encoding="utf-8")
+    checked = schema_errors(example, "vendor.github-workflows")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    broken = nightly_example()
+    del broken["jobs"]["conformance"]["runs-on"]
+    example.write_text(yaml.safe_dump(broken), encoding="utf-8")
+    assert schema_errors(example, "vendor.github-workflows").returncode == 1
+    given = example_action(nightly_example())["with"]
+    assert set(given) <= set(ACTION["inputs"]) and int(given["history"]) == 30
+
+
+def example_environment(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    """The check step's variables as the action sets them from the example's inputs (defaults
+    for the rest), with the target, keys and profile of the test."""
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    inputs |= example_action(nightly_example())["with"] | overrides
+
+    def resolved(value: str) -> str:
+        return re.sub(r"\$\{\{ inputs\.([\w-]+) \}\}", lambda m: inputs[m[1]], value)
+
+    variables = {variable: resolved(value) for variable, value in check_step()["env"].items()}
+    return action_environment(tmp_path, **variables)
+
+
+NIGHTLY_FAULTS = [
+    {FAULT: FAULT_ID},
+    {"error-without-code": "ERR-SCHEMA"},
+    {FAULT: FAULT_ID, "error-without-code": "ERR-SCHEMA"},
+]
+
+
+def test_three_nights_of_the_nightly_example_say_failing_since_and_unstable(tmp_path):
+    """The example's check step three nights in a row, in one workspace whose history folder
+    the cache would carry, against a double whose faults come and go: each night compared with
+    the one before, the page beside the reports, and the summary says since when each failure
+    fails and which requirement flipped more than once."""
+    (tmp_path / ".petstore").mkdir()
+    (tmp_path / ".petstore" / "expected-failures.yaml").write_text("expected_failures: []\n")
+    keys = (new_key("main"), new_key("spare"))
+    steps, times = [], []
+    for faults in NIGHTLY_FAULTS:
+        for used in ("github-output", "step-summary"):
+            (tmp_path / used).unlink(missing_ok=True)
+        with running_double([f"{key}:pro" for key in keys], faults=list(faults)) as base_url:
+            environment = example_environment(
+                tmp_path,
+                **{"base-url": base_url, "api-key": keys[0], "spare-api-key": keys[1]},
+                profile="smoke",
+            )
+            steps.append(run_step("check.sh", tmp_path, environment, CHECK_TIMEOUT))
+        statement = tmp_path / "petstore-conformance-reports" / "conformance.json"
+        times.append(json.loads(statement.read_text(encoding="utf-8"))["time"])
+    for step, faults in zip(steps, NIGHTLY_FAULTS, strict=True):
+        assert step.finished.status == 1, step.finished.describe()
+        assert f"- New failures: {', '.join(sorted(faults.values(), key=order))}" in step.summary
+    assert "no previous statement" not in steps[1].finished.output
+    assert f"- Regressions since the previous run: {FAULT_ID}" in steps[2].summary
+
+    history = json.loads(
+        (tmp_path / "petstore-conformance-reports-history" / "history.json").read_text()
+    )
+    assert [night["time"] for night in history["nights"]] == times[::-1]
+    assert {row["id"]: row["since"] for row in history["failing"]} == {
+        FAULT_ID: times[2],
+        "ERR-SCHEMA": times[1],
+    }
+    assert history["unstable"] == [{"id": FAULT_ID, "flips": 2}]
+    day = times[2][:10]
+    assert f"- Failing since: {FAULT_ID} (since {day}), ERR-SCHEMA (since {times[1][:10]})" in (
+        steps[2].summary
+    )
+    assert (
+        f"- Unstable: flipped more than once in 3 nights: {FAULT_ID} (2 flips)" in steps[2].summary
+    )
+    assert "with the history page of the last 3 nights" in steps[2].summary
+    assert (tmp_path / "petstore-conformance-reports-history" / "history.html").is_file()
+    assert len(list((tmp_path / ".petstore-history").glob("*.json"))) == 3
+    # The signed evidence's folder holds only the reports.
+    assert not (tmp_path / "petstore-conformance-reports" / "history.html").exists()
+    assert_no_key_anywhere(steps[2].finished, keys)
+
+
+def order(requirement_id: str) -> int:
+    """The catalogue's order, which a statement's failed_requirements follow."""
+    return list(catalogue()).index(requirement_id)
+
+
+def test_the_history_keeps_the_last_nights_only(tmp_path):
+    """history.sh with PSC_HISTORY_NIGHTS=2 and three nights kept before: the two newest stay,
+    this night one of them, and the page is of those two."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    for night in range(3):
+        statement = {"time": f"2026-11-0{night + 1}T03:17:00Z", "run_id": f"night-{night}"}
+        statement["requirements"] = [{"id": FAULT_ID, "outcome": "passed"}]
+        (kept / f"2026110{night}T031700Z-1.json").write_text(json.dumps(statement))
+    tonight = tmp_path / "conformance.json"
+    tonight.write_text(
+        json.dumps(
+            {
+                "time": "2026-11-04T03:17:00Z",
+                "run_id": "tonight",
+                "requirements": [{"id": FAULT_ID, "outcome": "failed"}],
+            }
+        )
+    )
+    environment = {
+        **os.environ,
+        "PSC_HISTORY_NIGHTS": "2",
+        "PSC_HISTORY_DIR": str(kept),
+        "PSC_HISTORY_OUT": str(tmp_path / "page"),
+    }
+    keep_tonight(tonight, environment, tmp_path)
+    history = json.loads((tmp_path / "page" / "history.json").read_text())
+    assert [night["run_id"] for night in history["nights"]] == ["tonight", "night-2"]
+    assert len(list(kept.glob("*.json"))) == 2
+    assert history["failing"] == [{"id": FAULT_ID, "since": "2026-11-04T03:17:00Z"}]
+    # Never inside the report folder, whose files are signed: beside it.
+    environment |= {"PETSTORE_REPORT_DIR": "reports/", "PSC_HISTORY_OUT": "reports/-history"}
+    keep_tonight(tonight, environment, tmp_path)
+    assert (tmp_path / "reports-history" / "history.html").is_file()
+    assert not (tmp_path / "reports").exists()
+
+
+def keep_tonight(statement: Path, environment: dict[str, str], cwd: Path) -> None:
+    """ci-templates/history.sh as check.sh runs it, with the installed checker."""
+    checker = Path(sys.executable).parent / "petstore-conformance"
+    process = subprocess.run(
+        ["bash", str(ROOT / "ci-templates" / "history.sh"), str(checker), str(statement)],
+        env=environment,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=CHECK_TIMEOUT,
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
