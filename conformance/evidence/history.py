@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import strict_json
+from conformance.console.requirements import plain
 from conformance.evidence.compare import STATEMENT, UnreadableStatement, load_statement
 from conformance.evidence.conclusion import EXCUSED
-from conformance.console.requirements import plain
 
 USAGE = "petstore-conformance history RUN... --out DIR [--nights N]"
 FORMAT = "petstore-conformance-history/1"
