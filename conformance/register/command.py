@@ -23,7 +23,7 @@ from conformance.register.verifying import display_name
 
 USAGE = (
     "petstore-conformance register PACKAGE_OR_FOLDER... --keyring KEYRING.yaml --out SITE_DIR "
-    "[--policy POLICY.yaml] [--valid-days DAYS]"
+    "[--policy POLICY.yaml]"
 )
 REGISTERED, REJECTED, UNUSABLE = 0, 1, 2
 PROGRESS_EVERY = 2.0  # seconds between progress lines

@@ -109,7 +109,7 @@ def entry(package: str, statement: dict, vendor: str, key: str, now: datetime.da
     found = Entry(
         package=package,
         vendor=vendor,
-        implementation=text(statement.get("implementation"), names.LONGEST, "an implementation"),
+        implementation=text(statement.get("implementation"), 200, "an implementation"),
         verdict=verdict,
         result=result_of(verdict, exit_status),
         profile=text(statement.get("profile"), 40, "a profile"),

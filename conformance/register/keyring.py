@@ -160,6 +160,10 @@ def vendor_key(keyring: Keyring, vendor: str, item: object, number: int, where: 
     given = dated["file"]
     if not given.strip():
         raise DocumentError(f"{where}: key {number} is not a file name nor a PEM key")
+    not_before = day(dated.get("not_before"), keyring.path, f"{where}: key {number}: not_before")
+    not_after = day(dated.get("not_after"), keyring.path, f"{where}: key {number}: not_after")
+    if not_before and not_after and not_after <= not_before:
+        raise DocumentError(f"{where}: key {number}: not_after is not after not_before")
     if given.lstrip().startswith(PEM_START):
         label, file = f"inline key {number}", inline_file(keyring, given)
     else:
@@ -170,10 +174,6 @@ def vendor_key(keyring: Keyring, vendor: str, item: object, number: int, where: 
         # The loader's message names --key and the file; the keyring's names the vendor's entry.
         reason = str(error).partition(": ")[2] if label == given else "not a PEM public key"
         raise DocumentError(f"{where}: key {number} ({shown(label)}): {reason}") from None
-    not_before = day(dated.get("not_before"), keyring.path, f"{where}: key {number}: not_before")
-    not_after = day(dated.get("not_after"), keyring.path, f"{where}: key {number}: not_after")
-    if not_before and not_after and not_after <= not_before:
-        raise DocumentError(f"{where}: key {number}: not_after is not after not_before")
     return VendorKey(vendor, file, key.keyid, label, fingerprint(file), not_before, not_after)
 
 

@@ -146,9 +146,8 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
     )
     packages.garbage(uploads / "garbage.zip")
     packages.zip_bomb(uploads / "bomb.zip", gigabytes=1)
-    ring = keyring(
-        tmp_path, vendors, "revoked:\n  - run: withdrawn-run\n    date: 2026-12-01\n    reason: wrong target\n"
-    )
+    revoked = "revoked:\n  - run: withdrawn-run\n    date: 2026-12-01\n    reason: wrong target\n"
+    ring = keyring(tmp_path, vendors, revoked)
     status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site")
     assert status == 1, out + err
     document = json.loads((tmp_path / "site" / "register.json").read_text())
