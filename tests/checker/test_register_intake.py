@@ -69,6 +69,11 @@ class Run:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Run:
+    return signed_run(tmp_path_factory)
+
+
+def signed_run(tmp_path_factory) -> Run:
+    """A conformant smoke run of the test double, signed by Acme Pets and packaged."""
     folder = tmp_path_factory.mktemp("intake")
     acme = KeyPair.write(folder / "keys", "acme", ed25519.Ed25519PrivateKey.generate())
     bolt = KeyPair.write(folder / "keys", "bolt", ed25519.Ed25519PrivateKey.generate())
