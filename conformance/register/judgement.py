@@ -31,8 +31,9 @@ from conformance.register.verifying import (
     display_name,
     member,
     screen,
-    signature_problem,
+    signed_by,
     signing_keyid,
+    unsigned_member,
     verify_package,
 )
 
@@ -82,6 +83,9 @@ def judged(path, keyring: Keyring, policy: Policy, now, first_seen, valid_days) 
     key, why = signing_key(path, keyring, vendor, first_seen.date())
     if key is None:
         return why
+    altered = unsigned_member(path, signed_by(path, key.path))
+    if altered is not None:
+        return f"does not verify with the keys of {vendor!r}: {altered} was altered since signed"
     verified = verify_package(path, key.path)
     if verified.status != 0:
         return f"does not verify with the keys of {vendor!r}: {reason_of(verified.lines)}"
@@ -113,6 +117,11 @@ def judged(path, keyring: Keyring, policy: Policy, now, first_seen, valid_days) 
 
 def entries_text(value: str) -> str:
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def signature_problem(path: Path, key_path: Path) -> str | None:
+    signed = signed_by(path, key_path)
+    return signed if isinstance(signed, str) else None
 
 
 def signing_key(

@@ -18,11 +18,13 @@ says. Before that, nothing of an upload is parsed past a small bound:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
 import threading
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,17 +140,36 @@ def signing_keyid(path: Path) -> object:
         return None
 
 
-def signature_problem(path: Path, public_key_path: Path) -> str | None:
-    """Why the envelope (small, bounded) does not verify with the key; None where it does.
-    Checked before verify reads the package's larger documents."""
+def signed_by(path: Path, public_key_path: Path) -> dict | str:
+    """The in-toto Statement the envelope (small, bounded) signs with the key, or why it does
+    not verify. Checked before verify reads the package's larger documents."""
     data = envelope(path)
     if data is None:
         return f"no {attestation.ENVELOPE} of at most {MAX_ENVELOPE_BYTES} bytes: not signed"
     try:
         key = keys.load_public_key(public_key_path)
-        attestation.signed_statement(attestation.envelopes(data), key)
+        return attestation.signed_statement(attestation.envelopes(data), key)
     except (ValueError, keys.KeyFileError) as error:
         return str(error)
+
+
+def unsigned_member(path: Path, signed: dict) -> str | None:
+    """The first member whose bytes are not the ones the Statement signs (hashed as read, never
+    parsed); None where every signed member present is: only then does verify parse them."""
+    digests = attestation.signed_digests(signed)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if info.filename not in digests:
+                    continue
+                hasher = hashlib.sha256()
+                with archive.open(info) as stream:
+                    while chunk := stream.read(1024 * 1024):
+                        hasher.update(chunk)
+                if hasher.hexdigest() != digests[info.filename]:
+                    return info.filename
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError, zlib.error):
+        return "the zip"
     return None
 
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
@@ -506,3 +507,19 @@ def test_every_badge_is_well_formed_svg(text):
     svg = badge.svg(text, text)
     root = ET.fromstring(svg.encode("utf-8"))
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def test_a_statement_under_the_limit_is_not_parsed_before_its_digest_holds(run, tmp_path):
+    """A 15 MiB conformance.json (under verify's 16 MiB) beside a genuine envelope: its bytes are
+    hashed against the signed digest, never parsed."""
+    bomb = tmp_path / "bomb15.zip"
+    with zipfile.ZipFile(run.package) as original, zipfile.ZipFile(bomb, "w", DEFLATED) as copy:
+        for name in original.namelist():
+            data = b"[" + b"[]," * (5 * 1024 * 1024) + b"[]]"
+            copy.writestr(name, data if name == "conformance.json" else original.read(name))
+    started = time.monotonic()
+    found = judge(run, bomb)
+    assert found == (
+        "does not verify with the keys of 'Acme Pets': conformance.json was altered since signed"
+    )
+    assert time.monotonic() - started < 2
