@@ -132,7 +132,7 @@ def entry(package: str, statement: dict, vendor: str, key: str, now: datetime.da
         )
     found.slug = hashlib.sha256(f"{found.vendor}\0{found.run_id}\0{package}".encode()).hexdigest()
     found.slug = found.slug[:20]
-    check_time(found.started, now)
+    check_time(found.time, now)
     return found
 
 
@@ -154,18 +154,19 @@ def parse_time(value: str | None) -> datetime.datetime | None:
         return None
 
 
-def check_time(started: datetime.datetime | None, now: datetime.datetime) -> None:
+def check_time(stated: str | None, now: datetime.datetime) -> None:
     """Dates compared as dates: a run from the future, or from before the interface, is none."""
+    started = parse_time(stated)
     if started is None:
         raise Rejected("states no time it was made, or one that is not YYYY-MM-DDTHH:MM:SSZ")
     if started > now + CLOCK_SKEW:
         raise Rejected(
-            f"dated {started.strftime(TIME_FORMAT)}, after the register's clock "
+            f"dated {stated}, after the register's clock "
             f"({now.strftime(TIME_FORMAT)}) by more than {CLOCK_SKEW.seconds // 60} minutes"
         )
     if started < INTERFACE_SINCE:
         raise Rejected(
-            f"dated {started.strftime(TIME_FORMAT)}, before the interface it checks existed "
+            f"dated {stated}, before the interface it checks existed "
             f"({INTERFACE_SINCE.date()})"
         )
 
