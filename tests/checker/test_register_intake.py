@@ -27,7 +27,7 @@ from conformance import signing_keys as keys
 from conformance.closing import UNNAMED, console_lines
 from conformance.evidence import baseline
 from conformance.evidence.conclusion import Conclusion
-from conformance.register import entries, judgement, keyring, names, policy
+from conformance.register import entries, judgement, keyring, names, policy, verifying
 from conformance.register.documents import DocumentError
 from conformance.reports import attestation, badge, package
 from tests.checker.test_attestation import SMOKE, KeyPair
@@ -522,4 +522,19 @@ def test_a_statement_under_the_limit_is_not_parsed_before_its_digest_holds(run, 
     assert found == (
         "does not verify with the keys of 'Acme Pets': conformance.json was altered since signed"
     )
+    assert time.monotonic() - started < 2
+
+
+def test_a_package_that_takes_too_long_is_rejected_at_its_deadline(run, monkeypatch):
+    """The time bound per package (verifying.SECONDS_PER_PACKAGE, 30 s), here 0.2 s, on a
+    judgement that would never end."""
+
+    def forever(*args):
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(judgement, "judged", forever)
+    monkeypatch.setattr(judgement, "deadline", lambda: verifying.deadline(0.2))
+    started = time.monotonic()
+    assert judge(run, run.package) == "took longer than 0.2 s, the time one package may take"
     assert time.monotonic() - started < 2
