@@ -74,6 +74,7 @@ class Keyring:
     vendors: dict[str, list[VendorKey]]  # by the name as written
     revocations: list[Revocation] = field(default_factory=list)
     scratch: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
+    _normalised: dict[str, str] = field(default_factory=dict, repr=False)
 
     def by_keyid(self, keyid: object) -> VendorKey | None:
         return next((k for ks in self.vendors.values() for k in ks if k.keyid == keyid), None)
@@ -83,8 +84,9 @@ class Keyring:
         name once normalised (case, width, white space); None where no vendor is."""
         if names.problem(claimed) is not None:
             return None
-        wanted = names.normalised(claimed)
-        return next((v for v in self.vendors if names.normalised(v) == wanted), None)
+        if len(self._normalised) != len(self.vendors):  # built once, for a thousand packages
+            self._normalised = {names.normalised(v): v for v in self.vendors}
+        return self._normalised.get(names.normalised(claimed))
 
     def revocation(self, run_id: object, package_sha256: str) -> Revocation | None:
         return next((r for r in self.revocations if r.matches(run_id, package_sha256)), None)
