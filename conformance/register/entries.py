@@ -166,8 +166,7 @@ def check_time(stated: str | None, now: datetime.datetime) -> None:
         )
     if started < INTERFACE_SINCE:
         raise Rejected(
-            f"dated {stated}, before the interface it checks existed "
-            f"({INTERFACE_SINCE.date()})"
+            f"dated {stated}, before the interface it checks existed ({INTERFACE_SINCE.date()})"
         )
 
 
