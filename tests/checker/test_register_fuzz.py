@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
+import random
 import shutil
 import time
 import warnings
@@ -22,8 +24,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance import cli, strict_json
 from conformance import signing_keys as keys
-from conformance import strict_json
 from conformance.register import entries, keyring, policy
 from conformance.register.documents import DocumentError
 from conformance.reports import attestation, badge, package
@@ -217,8 +219,6 @@ def test_no_keyring_or_policy_breaks_its_reader(tmp_path, text):
 
 @pytest.mark.parametrize("name", ["keyring", "policy"])
 def test_a_hostile_reader_input_is_one_line_through_the_command(run, tmp_path, capsys, name):
-    from conformance import cli
-
     hostile = tmp_path / "hostile.yaml"
     hostile.write_text("vendors: {A: {keys: [" + "9" * 5000 + "]}}\n" + "x: " + "[" * 3000)
     args = ["register", str(run.package), "--out", str(tmp_path / "site")]
@@ -227,3 +227,31 @@ def test_a_hostile_reader_input_is_one_line_through_the_command(run, tmp_path, c
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_register_writes_its_site_whatever_the_uploads(run, tmp_path, capsys):
+    """The command over a folder of mutated uploads (bytes changed, claims re-signed, a lone
+    surrogate, a name that is not UTF-8): exit 0 or 1, never a traceback, a site that reads."""
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    chance = random.Random(51)
+    for number in range(6):
+        data = bytearray(run.package.read_bytes())
+        at = chance.randrange(len(data))
+        data[at : at + 4] = chance.randbytes(4)
+        (uploads / f"bytes-{number}.zip").write_bytes(bytes(data))
+    for number, stated in enumerate(
+        [{"implementation": "\ud800"}, {"time": "9999-12-31T23:59:59Z"}, {"vendor": "acme PETS"}]
+    ):
+        resigned(run, uploads / f"claims-{number}.zip", stated)
+    shutil.copy(run.package, os.path.join(os.fsencode(uploads), b"\xff.zip"))
+    status = cli.main(["register", str(uploads), "--keyring", str(run.ring()), "--out",
+                       str(tmp_path / "site")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status in (0, 1) and "Traceback" not in captured.err, captured.err
+    document = json.loads((tmp_path / "site" / "register.json").read_text(encoding="utf-8"))
+    judged = [*document["certificates"], *document["not_certified"], *document["superseded"]]
+    assert len(judged) + len(document["rejected"]) == 10
+    assert any(r["package"].endswith("\\xff.zip") for r in document["rejected"]) or any(
+        e["package"].endswith("\\xff.zip") for e in judged
+    )
