@@ -55,7 +55,10 @@ SUBCOMMANDS = {
         "Check a package (--package) or a report folder: every file against its hash, the "
         "verdict against the outcomes; with --key, the signed in-toto attestation against the "
         "signer's public key (PEM). Exit 0 intact, 1 altered or not signed by that key, 2 "
-        "unreadable.",
+        "unreadable. With --keyring KEYRING.yaml [--policy POLICY.yaml] [--valid-days DAYS]: "
+        "the certification body's judgement of a package, by the register's own code: exit 0 "
+        "only where `register` would certify it, 1 where not (why), 2 unusable keyring or "
+        "policy. See docs/certification.md.",
     ),
     "compare": Subcommand(
         "conformance.evidence.compare",

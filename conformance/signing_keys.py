@@ -17,6 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, r
 from securesystemslib.formats import encode_canonical
 from securesystemslib.signer import CryptoSigner, SSlibKey
 
+from conformance import regular_file
+
 KINDS = "Ed25519 or ECDSA P-256"
 MAX_KEY_BYTES = 64 * 1024
 """A PEM key is a few hundred bytes: a bigger file is not one, and is not read whole."""
@@ -28,8 +30,7 @@ class KeyFileError(ValueError):
 
 def read_pem(path: Path, option: str) -> bytes:
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_KEY_BYTES + 1)
+        data = regular_file.read(path, MAX_KEY_BYTES)
     except OSError as error:
         raise KeyFileError(f"{option} {path}: cannot read it ({error.strerror or error})") from None
     if len(data) > MAX_KEY_BYTES or b"-----BEGIN" not in data:

@@ -214,6 +214,12 @@ def main(argv: list[str]) -> int:
             f"{keys.describe(signer.public_key)} (check it with petstore-conformance verify "
             f"{report_dir} --key PUBLIC.pem)"
         )
+        # A client's package names no vendor (client mode has no --vendor): a register finds a
+        # vendor's keys by that name, so none accepts it; say so where the signing is seen.
+        print(
+            "attestation: warning: a client run names no vendor: no certification register "
+            "accepts its package (verify --key still checks it)"
+        )
     if packaged is not None:
         print(f"package: {packaged} (check it with petstore-conformance verify {packaged})")
     return client_run.verdict.exit_status

@@ -90,6 +90,7 @@ def write_attestation(run: Run, conclusion: Conclusion) -> None:
             settings.report_dir, settings.sign_key, baseline_used(run)
         )
         conclusion.signed_by = signing_keys.describe(settings.sign_key.public_key)
+        conclusion.signed_unnamed = not settings.vendor
     except (OSError, attestation.Unreadable) as error:
         why = getattr(error, "strerror", None) or error
         conclusion.attestation_error = f"cannot sign the reports: {why}"
@@ -109,6 +110,12 @@ def write_package(run: Run, conclusion: Conclusion) -> None:
         conclusion.exit_status = 2
 
 
+UNNAMED = (
+    "signed without --vendor: no certification register accepts a package that names no "
+    "vendor (it finds the vendor's keys by that name); run again with --vendor NAME"
+)
+
+
 def console_lines(conclusion: Conclusion) -> list[str]:
     lines = baseline.console_lines(conclusion.judgement)
     if conclusion.comparison is not None:
@@ -121,6 +128,8 @@ def console_lines(conclusion: Conclusion) -> list[str]:
             f"(check it with petstore-conformance verify {conclusion.attestation.parent} --key "
             "PUBLIC.pem)"
         )
+    if conclusion.attestation is not None and conclusion.signed_unnamed:
+        lines.append(f"attestation: warning: {UNNAMED}")
     if conclusion.package_error is not None:
         lines.append(f"package: {conclusion.package_error}")
     if conclusion.package is not None:

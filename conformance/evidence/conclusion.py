@@ -27,6 +27,7 @@ class Conclusion:
     attestation: Path | None = None  # the signed envelope, written after the reports
     attestation_error: str | None = None
     signed_by: str | None = None  # the public key's kind and id, for the console
+    signed_unnamed: bool = False  # signed without --vendor: no register accepts it
 
     @property
     def result(self) -> str:

@@ -1,37 +1,74 @@
 """What the register keeps of a package: a small summary of its signed statement (never the
-statement itself, so that a thousand packages take little memory), in the register's words."""
+statement itself, so that a thousand packages take little memory), in the register's words,
+and the claims it makes held to what the register knows.
+
+Every field is read defensively: a text that is not text is None, a text over its bound or
+holding a lone surrogate rejects the package (`Rejected`, never cut: two names cut at one
+length can become one). The claims: the run's time is a UTC time, not after the body's clock
+by more than `CLOCK_SKEW`, nor before `INTERFACE_SINCE`; the `result` words follow from the
+verdict and exit status (the verdict shown is the verdict's, never free text); the signed
+junit.xml agrees with a conformant conformance.json. What is not this register's (another
+suite, interface version or description) verifies but does not certify, the reason named.
+"""
 
 from __future__ import annotations
 
 import datetime
 import hashlib
+import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from conformance import __version__
+from conformance import __version__, spec
+from conformance.judging.verdict import CONFORMANT, EXIT_STATUS, NO_VERDICT
+from conformance.register import names
 
 CERTIFYING_PROFILES = ("full", "day")
-LONGEST = 200  # characters kept of any text a package states
+LONGEST = 200  # characters of a text a package states, unless said otherwise
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+CLOCK_SKEW = datetime.timedelta(minutes=10)
+"""How far after the body's clock a run may be dated: clocks differ, not by days."""
+INTERFACE_SINCE = datetime.datetime(2026, 11, 21, tzinfo=datetime.UTC)
+"""The interface v1 document states no date of its own: this is the day its description
+(spec/openapi.yaml, spec/interface.md's source) entered this suite. No run checked it before."""
+# The run's result in words that agree with its exit status (conformance.evidence.conclusion).
+EXCUSED = "not conformant, every failure expected"
+BASELINE_OUT_OF_DATE = "conformant, but the expected failures are out of date"
 
 
-def text(value: object, longest: int = LONGEST) -> str | None:
-    """A stated text, cut to `longest` characters; None where it is not text."""
-    return value[:longest] if isinstance(value, str) else None
+class Rejected(Exception):
+    """A claim that rules the package out of the register; one line."""
 
 
-def texts(value: object) -> list[str]:
-    return [text(v) or "?" for v in value[:100]] if isinstance(value, list) else []
+def text(value: object, longest: int = LONGEST, name: str = "a text") -> str | None:
+    """A stated text; None where it is not text; Rejected where over `longest` characters or
+    not Unicode (a lone surrogate)."""
+    if not isinstance(value, str):
+        return None
+    if len(value) > longest:
+        raise Rejected(f"states {name} longer than {longest} characters")
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        raise Rejected(f"states {name} holding a lone surrogate, which is no character")
+    return value
+
+
+def texts(value: object, name: str) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    if len(value) > 1000:
+        raise Rejected(f"states more than 1000 {name}")
+    return [text(v, 100, name) or "?" for v in value]
 
 
 @dataclass
 class Entry:
     package: str  # the file as it was given
-    vendor: str
+    vendor: str  # the keyring's name of the vendor the signing key is registered for
     implementation: str | None
     verdict: str | None
-    result: str | None
+    result: str | None  # the verdict in words that agree with the exit status: never free text
     profile: str | None
     plan: str | None
     strict: bool
@@ -47,42 +84,67 @@ class Entry:
     reason: str | None = None  # why it is not certified
     superseded_by: str | None = None
     slug: str = field(default="")
+    package_sha256: str = ""
+    key_fingerprint: str = ""
+    key_path: Path | None = None  # the verifying key's PEM file: the body's, not published
+    policy_sha256: str | None = None
+
+    @property
+    def started(self) -> datetime.datetime | None:
+        return parse_time(self.time)
 
     def to_json(self) -> dict:
         fields = asdict(self)
         fields["page"] = f"certificates/{self.slug}.html"
         fields["badge"] = f"badges/{self.slug}.svg"
-        del fields["slug"]
+        del fields["slug"], fields["key_path"]
         return fields
 
 
-def entry(package: str, statement: dict, key: str, valid_days: int, now: datetime.datetime):
-    """The entry of a verified package, with why it is not a certificate (None when it is)."""
+def entry(package: str, statement: dict, vendor: str, key: str, now: datetime.datetime) -> Entry:
+    """The entry of a verified package (reason not yet judged); Rejected where a claim rules
+    the package out."""
+    verdict = text(statement.get("verdict"), 40, "a verdict")
+    exit_status = statement.get("exit_status")
     found = Entry(
         package=package,
-        vendor=text(statement.get("vendor")) or "?",
-        implementation=text(statement.get("implementation")),
-        verdict=text(statement.get("verdict"), 40),
-        result=text(statement.get("result"), 40),
-        profile=text(statement.get("profile"), 40),
-        plan=text(statement.get("plan"), 40),
+        vendor=vendor,
+        implementation=text(statement.get("implementation"), 200, "an implementation"),
+        verdict=verdict,
+        result=result_of(verdict, exit_status),
+        profile=text(statement.get("profile"), 40, "a profile"),
+        plan=text(statement.get("plan"), 40, "a plan"),
         strict=statement.get("strict") is True,
-        suite_version=text(statement.get("suite_version"), 40),
-        interface_version=text(statement.get("spec_version"), 40),
-        time=text(statement.get("time"), 40),
-        target=text(statement.get("target"), 500),
-        run_id=text(statement.get("run_id"), 100),
-        warned=texts(statement.get("warned_requirements")),
-        failed=texts(statement.get("failed_requirements")),
+        suite_version=text(statement.get("suite_version"), 40, "a suite version"),
+        interface_version=text(statement.get("spec_version"), 40, "an interface version"),
+        time=text(statement.get("time"), 40, "a time"),
+        target=text(statement.get("target"), 2000, "a target"),
+        run_id=text(statement.get("run_id"), 100, "a run id"),
+        warned=texts(statement.get("warned_requirements"), "warned requirements"),
+        failed=texts(statement.get("failed_requirements"), "failed requirements"),
         key=key,
     )
+    stated = text(statement.get("result"), 100, "a result")
+    if stated is not None and stated != found.result:
+        raise Rejected(
+            f"its result {stated!r} does not follow from its verdict and exit status "
+            f"({found.result})"
+        )
     found.slug = hashlib.sha256(f"{found.vendor}\0{found.run_id}\0{package}".encode()).hexdigest()
     found.slug = found.slug[:20]
-    started = parse_time(found.time)
-    if started is not None:
-        found.expires = (started + datetime.timedelta(days=valid_days)).strftime(TIME_FORMAT)
-    found.reason = why_not_certified(found, statement, started, now)
+    check_time(found.time, now)
     return found
+
+
+def result_of(verdict: str | None, exit_status: object) -> str:
+    """The words conformance.evidence.conclusion writes for this verdict and exit status."""
+    if verdict in EXIT_STATUS and exit_status == EXIT_STATUS[verdict]:
+        return verdict
+    if exit_status == 0:
+        return EXCUSED
+    if exit_status == 1:
+        return BASELINE_OUT_OF_DATE
+    return NO_VERDICT
 
 
 def parse_time(value: str | None) -> datetime.datetime | None:
@@ -92,31 +154,77 @@ def parse_time(value: str | None) -> datetime.datetime | None:
         return None
 
 
-def why_not_certified(
-    found: Entry, statement: dict, started: datetime.datetime | None, now: datetime.datetime
-) -> str | None:
-    if found.verdict != "conformant" or statement.get("exit_status") != 0:
+def check_time(stated: str | None, now: datetime.datetime) -> None:
+    """Dates compared as dates: a run from the future, or from before the interface, is none."""
+    started = parse_time(stated)
+    if started is None:
+        raise Rejected("states no time it was made, or one that is not YYYY-MM-DDTHH:MM:SSZ")
+    if started > now + CLOCK_SKEW:
+        raise Rejected(
+            f"dated {stated}, after the register's clock "
+            f"({now.strftime(TIME_FORMAT)}) by more than {CLOCK_SKEW.seconds // 60} minutes"
+        )
+    if started < INTERFACE_SINCE:
+        raise Rejected(
+            f"dated {stated}, before the interface it checks existed ({INTERFACE_SINCE.date()})"
+        )
+
+
+def expiry(found: Entry, valid_days: int) -> datetime.datetime | None:
+    try:
+        return found.started + datetime.timedelta(days=valid_days) if found.started else None
+    except OverflowError:
+        return None
+
+
+def why_not_certified(found: Entry, statement: dict, now: datetime.datetime) -> str | None:
+    """Why a verified package is no certificate, before the policy; None where it is one."""
+    if found.verdict != CONFORMANT or statement.get("exit_status") != 0:
         failed = f": failed {', '.join(found.failed)}" if found.failed else ""
-        return f"the run's verdict is {found.result or found.verdict or 'not stated'}{failed}"
-    if found.profile not in CERTIFYING_PROFILES:
-        return f"the {found.profile} profile does not certify (full or day do)"
+        return f"the run's verdict is {found.verdict or 'not stated'}{failed}"
     if statement.get("bundled_reference") is True:
         return "a run of the bundled reference, not of the vendor's implementation"
-    if started is None:
-        return "the statement states no time it was made"
-    if found.expires and found.expires < now.strftime(TIME_FORMAT):
-        return f"expired on {found.expires}"
-    if newer_suite(found.suite_version):
+    if (
+        statement.get("spec_sha256") != spec.openapi_sha256()
+        or statement.get("interface_sha256") != spec.interface_sha256()
+    ):
+        return (
+            "checked against another interface description: its openapi.yaml or interface.md "
+            "sha256 is not this register's"
+        )
+    if older_suite(found.suite_version):
         return f"expired: made with petstore-conformance {found.suite_version}, now {__version__}"
+    ends = found.expires and parse_time(found.expires)
+    if ends and ends < now:
+        return f"expired on {found.expires}"
     return None
 
 
-def newer_suite(version: str | None) -> bool:
+def older_suite(version: str | None) -> bool:
     """A released suite version after the one that made the run ends its certificate."""
     try:
         return Version(__version__) > Version(version or "")
     except InvalidVersion:
-        return True
+        return False  # not a version at all: the policy names it
+
+
+def junit_problem(data: bytes | None, found: Entry) -> str | None:
+    """The signed junit.xml must not record failures beside a conformant conformance.json."""
+    if data is None or found.verdict != CONFORMANT:
+        return None
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        return "its junit.xml declares a document type, which the checker's never does"
+    try:
+        root = ET.fromstring(data)
+    except (ET.ParseError, ValueError, RecursionError):
+        return "its junit.xml is not XML"
+    failing = sum(1 for e in root.iter() if e.tag in ("failure", "error"))
+    if failing:
+        return (
+            f"its signed junit.xml records {failing} failure(s) or error(s), where its "
+            "conformance.json says conformant: the reports disagree"
+        )
+    return None
 
 
 def supersede(entries: list[Entry]) -> tuple[list[Entry], list[Entry]]:
@@ -124,7 +232,8 @@ def supersede(entries: list[Entry]) -> tuple[list[Entry], list[Entry]]:
     newest: dict[tuple, Entry] = {}
     superseded = []
     for found in sorted(entries, key=lambda e: (e.time or "", e.run_id or ""), reverse=True):
-        standing = newest.setdefault((found.vendor, found.implementation), found)
+        implementation = names.normalised(found.implementation or "")
+        standing = newest.setdefault((found.vendor, implementation), found)
         if standing is not found:
             found.superseded_by = standing.run_id
             superseded.append(found)

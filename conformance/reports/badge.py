@@ -1,8 +1,11 @@
 """`badge.svg`: the interface version and the verdict, in the usual two-part badge shape, for a
-README or a status page. Plain SVG text, no fonts or images fetched."""
+README or a status page. Plain SVG text, no fonts or images fetched; well-formed XML whatever
+the text (a character XML 1.0 does not allow, a control or a lone surrogate, is shown as
+U+FFFD)."""
 
 from __future__ import annotations
 
+import re
 from html import escape
 from pathlib import Path
 
@@ -10,6 +13,12 @@ COLOURS = {"conformant": "#2e7d32", "not conformant": "#c62828", "no verdict": "
 CHARACTER_WIDTH = 7  # about the width of an 11 px Verdana character
 PADDING = 12
 HEIGHT = 20
+# What XML 1.0 does not allow in a document (its Char production), surrogates included.
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    return escape(NOT_XML.sub("\ufffd", text))
 
 
 def width_of(text: str) -> int:
@@ -21,7 +30,7 @@ def svg(interface_version: str, verdict: str) -> str:
     left, right = width_of(label), width_of(value)
     total = left + right
     colour = COLOURS.get(verdict, COLOURS["no verdict"])
-    title = escape(f"{label}: {value}")
+    title = xml_text(f"{label}: {value}")
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="{HEIGHT}" '
         f'role="img" aria-label="{title}"><title>{title}</title>'
@@ -29,8 +38,8 @@ def svg(interface_version: str, verdict: str) -> str:
         f'<rect x="{left}" width="{right}" height="{HEIGHT}" fill="{colour}"/>'
         '<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" '
         'text-anchor="middle">'
-        f'<text x="{left / 2}" y="14">{escape(label)}</text>'
-        f'<text x="{left + right / 2}" y="14">{escape(value)}</text>'
+        f'<text x="{left / 2}" y="14">{xml_text(label)}</text>'
+        f'<text x="{left + right / 2}" y="14">{xml_text(value)}</text>'
         "</g></svg>\n"
     )
 

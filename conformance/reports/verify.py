@@ -1,6 +1,12 @@
 """`petstore-conformance verify DIR_OR_ZIP [--key PUBLIC.pem]`: check evidence a vendor handed
 over. Exit 0 when it holds, 1 when it was altered or does not add up, 2 when it cannot be read.
 
+`verify PACKAGE.zip --keyring KEYRING.yaml [--policy POLICY.yaml] [--valid-days DAYS]`: the
+certification body's judgement of the package, from the register's own code
+(conformance.register.judgement): exit 0 only where `register` would certify it, 1 where it
+would register it without a certificate or reject it (the reason named), 2 where the keyring
+or the policy cannot be used.
+
 Without `--key`, a package's hashes and consistency (conformance.reports.package): integrity,
 not identity. With `--key`, also the signature of `conformance.intoto.jsonl`
 (conformance.reports.attestation), in a package or in a report folder: the files are the ones
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import os
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -26,7 +33,14 @@ from conformance.console.requirements import plain
 from conformance.reports import attestation, contents, package
 from conformance.reports.package import ALTERED, INTACT, STATEMENT, UNREADABLE
 
-USAGE = "petstore-conformance verify DIR_OR_ZIP [--key PUBLIC.pem]"
+USAGE = (
+    "petstore-conformance verify DIR_OR_ZIP [--key PUBLIC.pem | --keyring KEYRING.yaml "
+    "[--policy POLICY.yaml] [--valid-days DAYS]]"
+)
+UNNAMED = (
+    "note: the package names no vendor (made without --vendor): no certification register "
+    "accepts it"
+)
 
 
 class Unreadable(Exception):
@@ -42,7 +56,15 @@ def parse(args: list[str]) -> argparse.Namespace:
     parser = Arguments(prog="petstore-conformance verify", add_help=False)
     parser.add_argument("path", type=Path)
     parser.add_argument("--key", type=Path)
-    return parser.parse_args(args)
+    parser.add_argument("--keyring", type=Path)
+    parser.add_argument("--policy", type=Path)
+    parser.add_argument("--valid-days", type=int)
+    arguments = parser.parse_args(args)
+    if arguments.key and arguments.keyring:
+        raise Unreadable(f"--key or --keyring, not both; usage: {USAGE}")
+    if (arguments.policy or arguments.valid_days is not None) and not arguments.keyring:
+        raise Unreadable(f"--policy and --valid-days go with --keyring; usage: {USAGE}")
+    return arguments
 
 
 @dataclass
@@ -138,7 +160,9 @@ def signature_lines(path: Path, key_path: Path, key, statement: dict) -> list[st
         None,
     )
     result = predicate.get("result")
-    return [
+    run = next((c for c in predicate.get("configuration", []) if c.get("name") == "run"), {})
+    unnamed = [] if (run.get("annotations") or {}).get("vendor") else [UNNAMED]
+    return unnamed + [
         f"signature: valid, by the {keys.describe(key)} of {key_path}; signed result "
         f"{result}, {len(predicate.get('failedTests', []))} failed requirement(s)",
         f"what it proves: the holder of the private key of {key_path.name} produced these "
@@ -170,10 +194,50 @@ def holds_envelope(path: Path) -> bool:
         return package.ENVELOPE in archive.NameToInfo
 
 
+def judged(arguments: argparse.Namespace) -> tuple[int, list[str]]:
+    """The register's judgement of one package (imported here: only this option needs it)."""
+    import datetime
+
+    from conformance.register import judgement, keyring, policy
+    from conformance.register.command import MAX_VALID_DAYS
+
+    days = judgement.DEFAULT_VALID_DAYS if arguments.valid_days is None else arguments.valid_days
+    if not 1 <= days <= MAX_VALID_DAYS:
+        raise Unreadable(f"--valid-days must be a whole number from 1 to {MAX_VALID_DAYS}")
+    try:
+        rules = policy.load(arguments.policy) if arguments.policy else policy.DEFAULT
+        ring = keyring.load(arguments.keyring)
+    except keyring.DocumentError as error:
+        return UNREADABLE, [str(error)]
+    try:
+        now = datetime.datetime.now(datetime.UTC)
+        found = judgement.judge(arguments.path, ring, rules, now, valid_days=days)
+    finally:
+        ring.close()
+    shown = package_name(arguments.path)
+    if isinstance(found, str):
+        return ALTERED, [f"{shown}: rejected: {found}"]
+    lines = [
+        f"{shown}: verified: run {found.run_id} of {found.time} by {found.vendor} "
+        f"({found.implementation or 'implementation not stated'}), signed with the key "
+        f"{found.key_fingerprint[:16]} (sha256 of its public key) registered for the vendor; "
+        f"policy {rules.uri} (sha256 {rules.sha256[:16]})"
+    ]
+    if found.reason is not None:
+        return ALTERED, [*lines, f"{shown}: verified, not certified: {found.reason}"]
+    return INTACT, [*lines, f"{shown}: certified until {found.expires}, or the next suite version"]
+
+
+def package_name(path: Path) -> str:
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def main(args: list[str]) -> int:
     try:
         arguments = parse(args)
-        if arguments.key is None:
+        if arguments.keyring is not None:
+            status, lines = judged(arguments)
+        elif arguments.key is None:
             status, lines = verify_unsigned(arguments.path)
         else:
             verification = verify_evidence(arguments.path, arguments.key)

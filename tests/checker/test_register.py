@@ -6,6 +6,7 @@ states runs or becomes a link)."""
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import os
 import subprocess
@@ -95,7 +96,7 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
         uploads / "older.zip",
         vendors.acme[0],
         tmp_path,
-        time="2026-01-01T00:00:00Z",
+        time="2026-11-25T00:00:00Z",  # after the interface existed (entries.INTERFACE_SINCE)
         run_id="older-run",
     )
     (uploads / "acme.zip").write_bytes(vendors.acme_zip.read_bytes())
@@ -145,9 +146,8 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
     )
     packages.garbage(uploads / "garbage.zip")
     packages.zip_bomb(uploads / "bomb.zip", gigabytes=1)
-    ring = keyring(
-        tmp_path, vendors, "revoked:\n  - run: withdrawn-run\n    reason: wrong target\n"
-    )
+    revoked = "revoked:\n  - run: withdrawn-run\n    date: 2026-12-01\n    reason: wrong target\n"
+    ring = keyring(tmp_path, vendors, revoked)
     status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site")
     assert status == 1, out + err
     document = json.loads((tmp_path / "site" / "register.json").read_text())
@@ -178,11 +178,12 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
     assert "conformance.json was altered" in reasons["tampered.zip"]
     assert "signed with a key of the vendor 'Bolt Pets'" in reasons["foreign.zip"]
     assert "no key in the keyring" in reasons["unknown.zip"]
-    assert reasons["revoked.zip"] == "certificate revoked: wrong target"
+    assert reasons["revoked.zip"] == "certificate revoked on 2026-12-01: wrong target"
     assert "signature does not verify" in reasons["badsig.zip"]
     assert reasons["garbage.zip"] == "not a zip file"
     assert "zip bomb" in reasons["bomb.zip"]
-    assert "names no vendor" in reasons["deep.zip"]
+    # The vendor is read from the small manifest; the envelope verifies; verify finds the rest.
+    assert "conformance.json was altered" in reasons["deep.zip"]
     assert "1 certified, 2 verified but not certified, 1 superseded, 8 rejected" in out
     assert "12 of 12 packages" in err
     index = (tmp_path / "site" / "index.html").read_text()
@@ -204,13 +205,13 @@ def test_every_package_registered_is_exit_0(vendors, tmp_path, capsys):
     [
         (None, "cannot read it"),
         ("vendors: [", "not YAML"),
-        ("people: {}", "no `vendors:` mapping"),
-        ("vendors: {A: {keys: []}}", "vendor 'A': no `keys:` list"),
+        ("people: {}", "'vendors' is a required property"),
+        ("vendors: {A: {keys: []}}", "at vendors/A/keys: [] should be non-empty"),
         ("vendors: {A: {keys: [missing.pem]}}", "key 1 (missing.pem): cannot read it"),
         ("vendors: {A: {keys: [keyring.yaml]}}", "not a PEM key file"),
         ("vendors: {A: {keys: [acme.pub.pem]}, B: {keys: [acme.pub.pem]}}", "share the key"),
         ("vendors: {A: {keys: [acme.pem]}}", "not a PEM public key"),
-        ("vendors: {A: {keys: [acme.pub.pem]}}\nrevoked: [{run: x}]", "needs `run:` and"),
+        ("vendors: {A: {keys: [acme.pub.pem]}}\nrevoked: [{run: x}]", "'date' is a required"),
     ],
 )
 def test_an_unusable_keyring_is_one_line_and_exit_2(
@@ -330,13 +331,16 @@ def test_a_certificate_expires_after_its_days_or_at_the_next_suite_version(
     uploads = tmp_path / "uploads"
     uploads.mkdir()
     key = vendors.acme[0]
+    # A run before the interface existed is rejected, not expired: ten days old, five valid.
+    ten_days_ago = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    ten_days_ago -= datetime.timedelta(days=10)
     packages.signed_variant(
         vendors.acme_reports,
         uploads / "old.zip",
         key,
         tmp_path,
         implementation="old",
-        time="2020-01-01T00:00:00Z",
+        time=ten_days_ago.strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
     packages.signed_variant(
         vendors.acme_reports,
@@ -350,12 +354,13 @@ def test_a_certificate_expires_after_its_days_or_at_the_next_suite_version(
                             implementation="fresh")  # fmt: skip
     ring = keyring(tmp_path, vendors)
     status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site",
-                                "--valid-days", "30")  # fmt: skip
+                                "--valid-days", "5")  # fmt: skip
     assert status == 0, out + err
     document = json.loads((tmp_path / "site" / "register.json").read_text())
     assert [c["implementation"] for c in document["certificates"]] == ["fresh"]
     reasons = {e["implementation"]: e["reason"] for e in document["not_certified"]}
-    assert reasons["old"] == "expired on 2020-01-31T00:00:00Z"
+    expired = ten_days_ago + datetime.timedelta(days=5)
+    assert reasons["old"] == f"expired on {expired.strftime('%Y-%m-%dT%H:%M:%SZ')}"
     assert reasons["earlier suite"].startswith("expired: made with petstore-conformance 0.0.1")
 
 
