@@ -19,12 +19,12 @@ from pathlib import Path
 from zipfile import ZIP_DEFLATED as DEFLATED
 
 import pytest
-from conformance.closing import UNNAMED, console_lines
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from conformance import cli
 from conformance import signing_keys as keys
+from conformance.console.closing import UNNAMED, console_lines
 from conformance.evidence import baseline
 from conformance.evidence.conclusion import Conclusion
 from conformance.register import entries, judgement, keyring, names, policy, verifying
