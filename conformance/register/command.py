@@ -1,21 +1,24 @@
 """`petstore-conformance register PACKAGE_OR_FOLDER... --keyring KEYRING.yaml --out SITE_DIR`:
 verify every uploaded package against the keys of the vendor it names, keep what verifies,
-turn away what does not with a reason, and write the register as a static site.
+turn away what does not with a reason, and extend the register SITE_DIR holds: its history
+(conformance.register.history), its log, the published packages, keys and the body's signed
+summaries, written beside SITE_DIR and swapped in whole (conformance.register.writing).
 
 Exit 0 when every package was registered (certified or not), 1 when any was rejected (the site
-is written all the same), 2 when the input is unusable (the keyring, no package, the folder).
+is written all the same), 2 when the input is unusable (the keyring, the policy, no package, the
+folder, a revocation of no certificate). `register --audit OLD NEW [--key BODY.pub]`: see
+conformance.register.audit.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
-import time
 from pathlib import Path
 
-from conformance.register import entries, site
+from conformance import signing_keys
+from conformance.register import audit, entries, policy, publish, writing
 from conformance.register.keyring import Keyring, KeyringError, load
 from conformance.register.verifying import (
     Refused,
@@ -25,7 +28,11 @@ from conformance.register.verifying import (
     verify_package,
 )
 
-USAGE = "petstore-conformance register PACKAGE_OR_FOLDER... --keyring KEYRING.yaml --out SITE_DIR"
+USAGE = (
+    "petstore-conformance register PACKAGE_OR_FOLDER... --keyring KEYRING.yaml --out SITE_DIR "
+    "[--policy POLICY.yaml] [--sign-key BODY.pem --body-id URI] [--body NAME] "
+    "[--publish-failures] [--rejections FILE]"
+)
 REGISTERED, REJECTED, UNUSABLE = 0, 1, 2
 PROGRESS_EVERY = 2.0  # seconds between progress lines
 DEFAULT_VALID_DAYS = 365
@@ -42,15 +49,29 @@ class Arguments(argparse.ArgumentParser):
 
 def parse(args: list[str]) -> argparse.Namespace:
     parser = Arguments(prog="petstore-conformance register", add_help=False)
-    parser.add_argument("inputs", nargs="+", type=Path)
+    parser.add_argument("inputs", nargs="*", type=Path)
     parser.add_argument("--keyring", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--valid-days", type=int, default=DEFAULT_VALID_DAYS)
     parser.add_argument("--title", default="Pet Store API v1: certified implementations")
+    parser.add_argument("--policy", type=Path)
+    parser.add_argument("--sign-key", type=Path)
+    parser.add_argument("--body-id")
+    parser.add_argument("--body", default="an unnamed certification body")
+    parser.add_argument("--publish-failures", action="store_true")
+    parser.add_argument("--rejections", type=Path)
     arguments = parser.parse_args(args)
     if arguments.valid_days < 1:
         raise Unusable("--valid-days must be a positive whole number")
+    if (arguments.sign_key is None) != (arguments.body_id is None):
+        raise Unusable("--sign-key and --body-id go together: the body signs as the URI it names")
+    if arguments.rejections is not None and inside(arguments.rejections, arguments.out):
+        raise Unusable(f"--rejections {arguments.rejections}: inside --out, which is published")
     return arguments
+
+
+def inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 def packages(inputs: list[Path]) -> list[Path]:
@@ -65,8 +86,6 @@ def packages(inputs: list[Path]) -> list[Path]:
             found.append(given)
         else:
             raise Unusable(f"{given}: no such file or folder")
-    if not found:
-        raise Unusable(f"no package (*.zip) in {', '.join(map(str, inputs))}")
     return found
 
 
@@ -75,8 +94,12 @@ def reason_of(lines: list[str]) -> str:
     return "; ".join(problems[:3]) or (lines[-1] if lines else "verify refused it")
 
 
-def register_one(path: Path, keyring: Keyring, valid_days: int, now) -> entries.Entry | str:
-    """The package's entry, or the reason it is rejected."""
+def register_one(
+    path: Path, keyring: Keyring, the_policy, valid_days: int, now, first_seen=None
+) -> entries.Entry | str:
+    """The package's entry, or the reason it is rejected. Until the intake helper's
+    judgement.judge replaces it: keys judged valid at `first_seen`, the policy applied."""
+    first_seen = first_seen or now
     try:
         screen(path)
     except Refused as refused:
@@ -87,7 +110,11 @@ def register_one(path: Path, keyring: Keyring, valid_days: int, now) -> entries.
     if vendor not in keyring.vendors:
         return f"names the vendor {entries.text(vendor)!r}, who has no key in the keyring"
     hint = signing_keyid(path)
-    tried = sorted(keyring.vendors[vendor], key=lambda k: k.keyid != hint)
+    day = first_seen.date()
+    valid = [k for k in keyring.vendors[vendor] if valid_on(k, day)]
+    if not valid:
+        return f"no key of {vendor!r} was valid on {day}"
+    tried = sorted(valid, key=lambda k: k.keyid != hint)
     for key in tried:
         verified = verify_package(path, key.path)
         if verified.status == 0:
@@ -96,12 +123,21 @@ def register_one(path: Path, keyring: Keyring, valid_days: int, now) -> entries.
         return unverified_reason(path, keyring, vendor, hint, verified.lines)
     if verified.statement.get("vendor") != vendor:
         return "the package changed while it was read"
-    run_id = verified.statement.get("run_id")
-    if run_id in keyring.revoked:
-        return f"certificate revoked: {keyring.revoked[run_id]}"
     # The key id only: the keyring's file names are the body's own, not for a public page.
     label = f"key {key.keyid[:16]}, registered for {vendor}"
-    return entries.entry(str(path), verified.statement, label, valid_days, now)
+    found = entries.entry(str(path), verified.statement, label, valid_days, first_seen)
+    found.key_fingerprint, found.key_path = key.fingerprint, key.path
+    found.policy_sha256 = the_policy.sha256
+    if found.reason is None:
+        found.reason = the_policy.refusal(found, first_seen)
+    return found
+
+
+def valid_on(key, day) -> bool:
+    """The key was valid that day (its not_before and not_after, where the keyring gives them)."""
+    return (key.not_before is None or key.not_before <= day) and (
+        key.not_after is None or day <= key.not_after
+    )
 
 
 def unverified_reason(path, keyring: Keyring, vendor: str, hint, lines: list[str]) -> str:
@@ -115,52 +151,47 @@ def unverified_reason(path, keyring: Keyring, vendor: str, hint, lines: list[str
     return f"does not verify with the keys of {vendor!r}: {reason_of(lines)}"
 
 
-def register(paths: list[Path], keyring: Keyring, valid_days: int, progress) -> site.Register:
-    now = datetime.datetime.now(datetime.UTC)
-    verified, rejected = [], []
-    last = time.monotonic()
-    for number, path in enumerate(paths, 1):
-        found = register_one(path, keyring, valid_days, now)
-        if isinstance(found, str):
-            rejected.append({"package": str(path), "reason": found})
-        else:
-            verified.append(found)
-        if time.monotonic() - last >= PROGRESS_EVERY or number == len(paths):
-            last = time.monotonic()
-            progress(
-                f"{number} of {len(paths)} packages: {len(verified)} verified, "
-                f"{len(rejected)} rejected"
-            )
-    current, superseded = entries.supersede(verified)
-    return site.Register(current, superseded, rejected, now, valid_days)
-
-
 def say(line: str) -> None:
     print(f"petstore-conformance: register: {line}", file=sys.stderr, flush=True)
 
 
+def inputs_of(arguments: argparse.Namespace):
+    """(paths, keyring, policy, signer): the usable input, or Unusable and the like."""
+    paths = packages(arguments.inputs)
+    the_policy = policy.DEFAULT if arguments.policy is None else policy.load(arguments.policy)
+    signer = None
+    if arguments.sign_key is not None:
+        signer = signing_keys.load_signer(arguments.sign_key)
+    return paths, load(arguments.keyring), the_policy, signer
+
+
 def main(args: list[str]) -> int:
+    if args[:1] == ["--audit"] or "--audit" in args:
+        return audit.main(args)
     try:
         arguments = parse(args)
-        paths = packages(arguments.inputs)
-        keyring = load(arguments.keyring)
-    except (Unusable, KeyringError) as error:
+        paths, keyring, the_policy, signer = inputs_of(arguments)
+    except (Unusable, KeyringError, policy.PolicyError, signing_keys.KeyFileError) as error:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return UNUSABLE
+    made = None
     try:
-        site.prepare(arguments.out)  # only once the input is known to be usable
-        result = register(paths, keyring, arguments.valid_days, say)
-    except site.Unwritable as error:
+        past = writing.prepare(arguments.out)  # only once the input is known to be usable
+        if not paths and not past.everything():
+            raise Unusable(f"no package (*.zip) in {', '.join(map(str, arguments.inputs))}")
+        made = writing.staging(arguments.out)
+        run = publish.Run(arguments, keyring, the_policy, signer, past, made, say)
+        result = run.register(paths, register_one)
+        writing.swap(made, arguments.out)
+        made = None
+    except (Unusable, writing.Unwritable, publish.Unusable) as error:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return UNUSABLE
-    finally:
-        keyring.close()
-    try:
-        site.write(arguments.out, result, arguments.title)
     except OSError as error:
         print(f"petstore-conformance: {arguments.out}: cannot write ({error})", file=sys.stderr)
         return UNUSABLE
-    print(result.summary(arguments.out))
-    for rejected in result.rejected:
-        print(f"rejected {site.shown(rejected['package'])}: {site.shown(rejected['reason'])}")
-    return REJECTED if result.rejected else REGISTERED
+    finally:
+        keyring.close()
+        if made is not None:
+            writing.discard(made)
+    return result.report(arguments)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
@@ -43,16 +44,21 @@ class Entry:
     warned: list[str]
     failed: list[str]
     key: str  # the registered key that verified it
+    package_sha256: str = ""  # sha256 hex of the package file's bytes
+    key_fingerprint: str = ""  # the verifying VendorKey.fingerprint
+    key_path: Path | None = None  # the verifying key's PEM file (not in to_json)
+    policy_sha256: str | None = None
     expires: str | None = None
     reason: str | None = None  # why it is not certified
     superseded_by: str | None = None
     slug: str = field(default="")
 
     def to_json(self) -> dict:
+        """What the register publishes: no path of the body's machine (the package and the key
+        are named by their digests; conformance.register.history adds their URLs)."""
         fields = asdict(self)
-        fields["page"] = f"certificates/{self.slug}.html"
-        fields["badge"] = f"badges/{self.slug}.svg"
-        del fields["slug"]
+        for private in ("slug", "package", "key_path"):
+            del fields[private]
         return fields
 
 

@@ -13,6 +13,9 @@ on. Every mistake is one line naming the place in the file; a key is never print
 
 from __future__ import annotations
 
+import datetime
+import hashlib
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +38,20 @@ class VendorKey:
     path: Path  # the PEM file verify reads (an inline key is written to a private file)
     keyid: str  # securesystemslib's key id, the one a DSSE signature names
     label: str  # where it came from, for people: the file, or "inline key 2"
+    # STUB of the register contract's names (the intake helper's keyring sets them for real).
+    fingerprint: str = ""  # sha256 hex of the key's DER SubjectPublicKeyInfo
+    not_before: datetime.date | None = None
+    not_after: datetime.date | None = None
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """STUB of the register contract's name: a certificate withdrawn, by run id or package."""
+
+    run: str | None
+    package_sha256: str | None
+    date: datetime.date | None
+    reason: str
 
 
 @dataclass
@@ -42,10 +59,21 @@ class Keyring:
     path: Path
     vendors: dict[str, list[VendorKey]]
     revoked: dict[str, str]  # run id: reason
+    revocations: list[Revocation] = field(default_factory=list)
     scratch: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
 
     def by_keyid(self, keyid: object) -> VendorKey | None:
         return next((k for ks in self.vendors.values() for k in ks if k.keyid == keyid), None)
+
+    @property
+    def sha256(self) -> str:
+        """STUB: a digest of the keyring's meaning (vendors, key fingerprints, revocations)."""
+        meaning = {
+            "vendors": {v: sorted(k.fingerprint for k in ks) for v, ks in self.vendors.items()},
+            "revocations": [[r.run, r.package_sha256, str(r.date), r.reason]
+                            for r in self.revocations],
+        }  # fmt: skip
+        return hashlib.sha256(json.dumps(meaning, sort_keys=True).encode()).hexdigest()
 
     def close(self) -> None:
         if self.scratch is not None:
@@ -76,7 +104,8 @@ def read(path: Path) -> dict:
 
 def load(path: Path) -> Keyring:
     document = read(path)
-    keyring = Keyring(path, {}, revoked(path, document.get("revoked")))
+    withdrawn = revocations(path, document.get("revoked"))
+    keyring = Keyring(path, {}, {r.run: r.reason for r in withdrawn if r.run}, withdrawn)
     for vendor, entry in document["vendors"].items():
         where = f"keyring {path}: vendor {vendor!r}"
         if not isinstance(vendor, str) or not vendor.strip():
@@ -104,7 +133,18 @@ def vendor_key(keyring: Keyring, vendor: str, item: object, number: int, where: 
         # The loader's message names --key and the file; the keyring's names the vendor's entry.
         reason = str(error).partition(": ")[2] if label == item else "not a PEM public key"
         raise KeyringError(f"{where}: key {number} ({label}): {reason}") from None
-    return VendorKey(vendor, file, key.keyid, label)
+    return VendorKey(vendor, file, key.keyid, label, fingerprint(file))
+
+
+def fingerprint(file: Path) -> str:
+    """STUB: sha256 hex of the key's DER SubjectPublicKeyInfo."""
+    from cryptography.hazmat.primitives import serialization
+
+    public = serialization.load_pem_public_key(keys.read_pem(file, "--key"))
+    der = public.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return hashlib.sha256(der).hexdigest()
 
 
 def inline_file(keyring: Keyring, pem: str) -> Path:
@@ -129,16 +169,23 @@ def refuse_shared_keys(keyring: Keyring) -> None:
                 )
 
 
-def revoked(path: Path, entries: object) -> dict[str, str]:
+def revocations(path: Path, entries: object) -> list[Revocation]:
+    """STUB of the contract's `revoked:` list: `run:` or `package_sha256:`, `date:`, `reason:`."""
     if entries is None:
-        return {}
+        return []
     if not isinstance(entries, list):
         raise KeyringError(f"keyring {path}: `revoked:` must be a list of run ids and reasons")
-    found = {}
+    found = []
     for number, entry in enumerate(entries, 1):
-        run = entry.get("run") if isinstance(entry, dict) else None
-        reason = entry.get("reason") if isinstance(entry, dict) else None
-        if not isinstance(run, str) or not isinstance(reason, str) or not reason.strip():
+        entry = entry if isinstance(entry, dict) else {}
+        run, package, reason = entry.get("run"), entry.get("package_sha256"), entry.get("reason")
+        date = entry.get("date")
+        if (
+            not (isinstance(run, str) or isinstance(package, str))
+            or not isinstance(reason, str)
+            or not reason.strip()
+            or not (date is None or isinstance(date, datetime.date))
+        ):
             raise KeyringError(f"keyring {path}: revoked entry {number} needs `run:` and `reason:`")
-        found[run] = reason
+        found.append(Revocation(run, package, date, reason))
     return found
