@@ -226,7 +226,8 @@ def test_a_visitor_verifies_a_certified_package_with_openssl_and_sha256sum(night
 
 @pytest.mark.go
 def test_the_bodys_summary_and_checkpoint_verify_with_go_securesystemslib(nights, tmp_path):
-    binary = built(GO_VERIFIER, tmp_path / "dsse-verify", {}, extra_gopath=GO_VERIFIER / "gopath")
+    needs = {"golang.org/x/crypto/ssh": "golang-golang-x-crypto-dev"}
+    binary = built(GO_VERIFIER, tmp_path / "dsse-verify", needs, GO_VERIFIER / "gopath")
     site = nights.sites[0]
     certified = by_run(site)[nights.run_ids[0]]
     for envelope in (site / certified["summary"], site / "checkpoint.intoto.jsonl"):
