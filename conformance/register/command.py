@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from conformance import signing_keys
-from conformance.register import audit, entries, policy, publish, writing
+from conformance.register import audit, entries, history, policy, publish, writing
 from conformance.register.keyring import Keyring, KeyringError, load
 from conformance.register.verifying import (
     Refused,
@@ -184,7 +184,7 @@ def main(args: list[str]) -> int:
         result = run.register(paths, register_one)
         writing.swap(made, arguments.out)
         made = None
-    except (Unusable, writing.Unwritable, publish.Unusable) as error:
+    except (Unusable, writing.Unwritable, history.Unusable) as error:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return UNUSABLE
     except OSError as error:

@@ -7,6 +7,7 @@ checks a certified package from the published site with openssl, unzip, jq and s
 the page says, and the body's signed verification summary with go-securesystemslib's DSSE
 verifier. Day runs are made cheaply: a real run's reports signed again stating profile "day"."""
 
+# ruff: noqa: F811 - the vendors fixture, imported, is the argument of the tests
 from __future__ import annotations
 
 import datetime
@@ -53,12 +54,12 @@ class Nights:
     run_ids: list[str]
 
 
-def keyring_text(vendors, revoked: str = "") -> str:  # noqa: F811 - the fixture's value
+def keyring_text(vendors, revoked: str = "") -> str:
     return f"vendors:\n  Acme Pets:\n    keys: [{vendors.acme[1]}]\n" + revoked
 
 
 @pytest.fixture(scope="module")
-def nights(vendors, tmp_path_factory) -> Nights:  # noqa: F811 - the fixture
+def nights(vendors, tmp_path_factory) -> Nights:
     folder = tmp_path_factory.mktemp("nights")
     body_key, body_public = openssl_key(folder, "body")
     (folder / "policy.yaml").write_text("profiles: [day]\n", encoding="utf-8")
