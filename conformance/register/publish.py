@@ -35,8 +35,9 @@ CHECKPOINT, BODY_KEY = "checkpoint.intoto.jsonl", "body.pub.pem"
 CHUNK = 1 << 20
 
 
-class Unusable(history.Unusable):
-    """Input the run cannot use (a revocation of nothing); one line."""
+def clock() -> datetime.datetime:
+    """The body's clock: the time of every event this run logs."""
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
 
 
 def file_sha256(path: Path) -> str:
@@ -102,7 +103,7 @@ class Run:
         self.arguments, self.keyring, self.policy, self.signer = arguments, keyring, policy, signer
         self.past, self.made, self.progress = past, made, progress
         self.out: Path = arguments.out
-        self.now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+        self.now = clock()
         self.time = self.now.strftime(TIME_FORMAT)
 
     def register(self, paths: list[Path], judge) -> Result:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.register import log
+from conformance.register import log, publish
 from tests.checker.test_register import openssl_key, vendors  # noqa: F401 - the fixture
 from tests.checker.test_report_browser import screenshots
 from tests.shared import packages
@@ -267,3 +267,47 @@ def test_the_three_nights_in_chromium(nights, tmp_path):
             assert page.evaluate("document.querySelectorAll('script').length") == 0
             assert not index.errors() and not page.errors()
             page.screenshot(shots / f"register-night{night}-certificate.png")
+
+
+def test_a_certificate_expires_on_a_later_run_with_no_upload(vendors, tmp_path, capsys):
+    """Expiry needs no new package: the next run, on a clock past the date, says expired."""
+    ring = tmp_path / "keyring.yaml"
+    ring.write_text(keyring_text(vendors), encoding="utf-8")
+    package = packages.signed_variant(vendors.acme_reports, tmp_path / "p.zip", vendors.acme[0],
+                                      tmp_path, profile="day", time=ago(100))  # fmt: skip
+    site = tmp_path / "site"
+    args = ["--keyring", ring, "--out", site, "--valid-days", "120"]
+    assert register(capsys, package, *args)[0] == 0
+    [record] = document(site)["certificates"]
+    assert record["status"] == "certified"
+    later = publish.clock() + datetime.timedelta(days=30)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(publish, "clock", lambda: later)
+        status, out, err = register(capsys, *args)
+    assert status == 0, out + err
+    [record] = document(site)["certificates"]
+    assert record["status"] == "expired"
+    assert ">expired<" in (site / record["badge"]).read_text()
+    assert "status expired" in (site / record["page"]).read_text()
+    last = json.loads((site / "log.jsonl").read_text().splitlines()[-1])
+    assert (last["event"], last["time"][:10]) == ("expired", str(later.date()))
+
+
+def test_a_key_removed_from_the_keyring_revokes_what_only_it_verified(vendors, tmp_path, capsys):
+    """The keyring changed: earlier packages are judged again, from the site's own copies."""
+    ring = tmp_path / "keyring.yaml"
+    ring.write_text(keyring_text(vendors), encoding="utf-8")
+    site = tmp_path / "site"
+    assert register(capsys, vendors.acme_zip, "--keyring", ring, "--out", site)[0] == 0
+    ring.write_text(f"vendors:\n  Acme Pets:\n    keys: [{vendors.evil[1]}]\n", encoding="utf-8")
+    status, out, err = register(capsys, "--keyring", ring, "--out", site)
+    assert status == 0, out + err
+    [record] = document(site)["certificates"]
+    assert record["status"] == "revoked"
+    assert record["revoked"]["reason"].startswith("no longer verifies: ")
+    events = [json.loads(line) for line in (site / "log.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events[-2:]] == ["key withdrawn", "revoked"]
+    assert events[-2]["key_fingerprint"] == record["key_fingerprint"]
+    # Nothing changed since: nothing judged again, nothing logged.
+    assert register(capsys, "--keyring", ring, "--out", site)[0] == 0
+    assert len((site / "log.jsonl").read_text().splitlines()) == len(events)
