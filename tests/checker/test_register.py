@@ -380,34 +380,72 @@ def test_a_bad_keyring_leaves_the_published_register_as_it_was(vendors, tmp_path
     assert sorted(p.relative_to(site) for p in site.rglob("*")) == before
 
 
-def test_the_matrix_workflows_last_job_registers_the_artifacts_as_download_artifact_lays_them(
-    vendors, tmp_path
-):
-    """ci-templates/certify-matrix.yml's register step, run as written by bash, over packages
-    laid out as actions/download-artifact lays out `package-*` artifacts (one folder each,
-    holding the report folder with the target's package in it)."""
+def git(*args, cwd: Path) -> str:
+    environment = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run(["git", *args], cwd=cwd, env=environment, capture_output=True,
+                          text=True, check=True, timeout=60)  # fmt: skip
+    return done.stdout
+
+
+def test_the_matrix_workflows_last_job_extends_and_publishes_the_register(vendors, tmp_path):
+    """ci-templates/certify-matrix.yml's register job, its scripts run as written by bash on two
+    nights: packages laid out as actions/download-artifact lays out `package-*` artifacts, the
+    gh-pages branch (a local bare repository here) checked out in `pages` as actions/checkout
+    leaves it; the register restored from it, extended, signed and pushed back."""
     root = Path(__file__).resolve().parents[2]
     workflow = yaml.safe_load((root / "ci-templates" / "certify-matrix.yml").read_text())
     certify, last = workflow["jobs"]["certify"], workflow["jobs"]["register"]
     [action] = [s for s in certify["steps"] if "with" in s and "package" in s["with"]]
     [download] = [s for s in last["steps"] if "download-artifact" in str(s.get("uses"))]
-    [step] = [s for s in last["steps"] if "register" in str(s.get("run"))]
-    for entry in certify["strategy"]["matrix"]["include"]:
-        artifact = action["with"]["artifact-name"].replace("${{ matrix.target }}", entry["target"])
-        package = action["with"]["package"].replace("${{ matrix.target }}", entry["target"])
-        placed = tmp_path / download["with"]["path"] / artifact / Path(package).name
-        placed.parent.mkdir(parents=True)
-        packages.signed_variant(vendors.acme_reports, placed, vendors.acme[0], tmp_path,
-                                implementation=entry["implementation"])  # fmt: skip
+    scripts = [s["run"] for s in last["steps"] if s.get("name", "").startswith(
+        ("The body's", "Extend", "Publish"))]  # fmt: skip
+    assert len(scripts) == 3
+    origin = tmp_path / "origin.git"
+    git("init", "-q", "--bare", "-b", "gh-pages", str(origin), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    git("init", "-q", "-b", "gh-pages", str(seed), cwd=tmp_path)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--allow-empty", "-m", "0",
+        cwd=seed)  # fmt: skip
+    git("push", "-q", str(origin), "gh-pages", cwd=seed)
+    body_key = openssl_key(tmp_path, "body")[0]
+    (tmp_path / "policy.yaml").write_text("profiles: [full, day]\n", encoding="utf-8")
     (tmp_path / "keyring.yaml").write_text(
         f"vendors:\n  Acme Pets:\n    keys: [{vendors.acme[1]}]\n", encoding="utf-8"
     )
     path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-    finished = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
-                              env={**os.environ, "PATH": path}, capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    document = json.loads((tmp_path / "site" / "register.json").read_text())
-    assert sorted(c["implementation"] for c in document["certificates"]) == sorted(
-        e["implementation"] for e in certify["strategy"]["matrix"]["include"]
+    environment = {**os.environ, "PATH": path, "RUNNER_TEMP": str(tmp_path),
+                   "BODY_KEY": body_key.read_text(), **last["env"],
+                   "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+    for night in (1, 2):
+        work = tmp_path / f"night{night}"
+        work.mkdir()
+        for name in ("policy.yaml", "keyring.yaml"):
+            (work / name).write_bytes((tmp_path / name).read_bytes())
+        git("clone", "-q", "-b", "gh-pages", str(origin), "pages", cwd=work)
+        for entry in certify["strategy"]["matrix"]["include"]:
+            target = entry["target"]
+            artifact = action["with"]["artifact-name"].replace("${{ matrix.target }}", target)
+            package = action["with"]["package"].replace("${{ matrix.target }}", target)
+            placed = work / download["with"]["path"] / artifact / Path(package).name
+            placed.parent.mkdir(parents=True)
+            packages.signed_variant(vendors.acme_reports, placed, vendors.acme[0], tmp_path,
+                                    implementation=entry["implementation"],
+                                    run_id=f"{target}-{night}")  # fmt: skip
+        for script in scripts:
+            finished = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=work,
+                                      env=environment, capture_output=True, text=True,
+                                      timeout=120)  # fmt: skip
+            assert finished.returncode == 0, finished.stdout + finished.stderr
+    published = tmp_path / "published"
+    git("clone", "-q", "-b", "gh-pages", str(origin), str(published), cwd=tmp_path)
+    document = json.loads((published / "register.json").read_text())
+    statuses = sorted((c["implementation"], c["run_id"][-1], c["status"])
+                      for c in document["certificates"])  # fmt: skip
+    implementations = sorted(e["implementation"] for e in certify["strategy"]["matrix"]["include"])
+    assert statuses == sorted(
+        [(i, "1", "superseded") for i in implementations]
+        + [(i, "2", "certified") for i in implementations]
     )
+    assert document["body"]["name"] == last["env"]["BODY_NAME"]
+    assert (published / ".nojekyll").is_file() and (published / "checkpoint.intoto.jsonl").is_file()
+    assert len(git("log", "--oneline", cwd=published).splitlines()) == 3
