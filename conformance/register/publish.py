@@ -61,6 +61,7 @@ class Result:
     history: history.History
     out: Path
     uploads: int
+    time: str
     new: int = 0
     known: int = 0
     unpublished: list[tuple[str, str]] = field(default_factory=list)
@@ -87,10 +88,11 @@ class Result:
             say(f"not certified, not published: {site.shown(path)}: {site.shown(reason)}")
         for path, reason in self.rejected:
             say(f"rejected {site.shown(path)}: {site.shown(reason)}")
-        if arguments.rejections is not None:
-            lines = [json.dumps({"package": p, "reason": r}, ensure_ascii=False) + "\n"
-                     for p, r in self.rejected]  # fmt: skip
-            arguments.rejections.write_text("".join(lines), encoding="utf-8")
+        if arguments.rejections is not None:  # appended: the body's record of every night
+            with arguments.rejections.open("a", encoding="utf-8") as record:
+                for path, reason in self.rejected:
+                    line = {"time": self.time, "package": path, "reason": reason}
+                    record.write(json.dumps(line, ensure_ascii=False) + "\n")
         return 1 if self.rejected else 0
 
 
@@ -107,7 +109,7 @@ class Run:
         self.time = self.now.strftime(TIME_FORMAT)
 
     def register(self, paths: list[Path], judge) -> Result:
-        result = Result(self.past, self.out, len(paths))
+        result = Result(self.past, self.out, len(paths), self.time)
         for name in KEPT:
             for old in (self.out / name).glob("*"):
                 keep(old, self.made / name / old.name)
