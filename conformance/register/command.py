@@ -181,7 +181,10 @@ def main(args: list[str]) -> int:
             raise Unusable(f"no package (*.zip) in {', '.join(map(str, arguments.inputs))}")
         made = writing.staging(arguments.out)
         run = publish.Run(arguments, keyring, the_policy, signer, past, made, say)
-        result = run.register(paths, register_one)
+        # judge(path, now, first_seen): the intake helper's judgement.judge(path, keyring,
+        # policy, now, first_seen) takes register_one's place on merge.
+        result = run.register(paths, lambda path, now, first_seen: register_one(
+            path, keyring, the_policy, arguments.valid_days, now, first_seen))  # fmt: skip
         writing.swap(made, arguments.out)
         made = None
     except (Unusable, writing.Unwritable, history.Unusable) as error:

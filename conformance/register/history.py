@@ -29,6 +29,15 @@ REGISTER = "register.json"
 CERTIFIED, SUPERSEDED, EXPIRED, REVOKED = "certified", "superseded", "expired", "revoked"
 NOT_CERTIFIED = "not certified"
 MAX_REGISTER_BYTES = 256 * 1024 * 1024
+# Where a record's files may be: a register.json read back names nothing else (a path in it is
+# never trusted to stay inside the site).
+PLACES = {
+    "package": re.compile(r"packages/[0-9a-f]{64}\.zip"),
+    "key": re.compile(r"keys/[0-9a-f]{64}\.pem"),
+    "page": re.compile(r"certificates/[0-9a-f]{24}\.html"),
+    "badge": re.compile(r"badges/[a-z0-9-]+/[a-z0-9-]+\.svg"),
+    "summary": re.compile(r"summaries/[0-9a-f]{64}\.intoto\.jsonl"),
+}
 
 
 class Unusable(ValueError):
@@ -85,6 +94,9 @@ class History:
             raise Unusable(f"{path}: not a register.json this register wrote") from None
         if logged != {"lines": len(log.lines), "head": log.head}:
             raise Unusable(f"{path}: does not go with {folder / 'log.jsonl'} (its head differs)")
+        for number, record in enumerate(found.everything(), 1):
+            if not in_place(record):
+                raise Unusable(f"{path}: entry {number} names a file a register does not write")
         return found
 
     def known(self, package_sha256: str) -> bool:
@@ -92,6 +104,19 @@ class History:
 
     def everything(self) -> list[dict]:
         return [*self.records, *self.failures]
+
+
+def in_place(found: object) -> bool:
+    """A record read back names its files where a register writes them, and nowhere else."""
+    if not isinstance(found, dict) or not isinstance(found.get("package_sha256"), str):
+        return False
+    for name, place in PLACES.items():
+        value = found.get(name)
+        if not (value is None and name == "summary") and not (
+            isinstance(value, str) and place.fullmatch(value)
+        ):
+            return False
+    return found["package"] == f"packages/{found['package_sha256']}.zip"
 
 
 def record(entry, first_seen: str, envelope_sha256: str) -> dict:

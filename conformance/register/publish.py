@@ -138,7 +138,7 @@ class Run:
         incoming = self.made / "packages" / ".incoming.zip"
         found = self.copied(path, incoming)
         if found is None:
-            found = judge(incoming, self.keyring, self.policy, self.arguments.valid_days, self.now)
+            found = judge(incoming, self.now, None)
         if isinstance(found, str):
             incoming.unlink(missing_ok=True)
             result.rejected.append((str(path), found))
@@ -202,8 +202,8 @@ class Run:
             if found["revoked"] is not None:
                 continue
             first_seen = parse_time(found["first_seen"])
-            again = judge(self.made / found["package"], self.keyring, self.policy,
-                          self.arguments.valid_days, first_seen, first_seen)  # fmt: skip
+            # As of its registration: expiry since is a status, not a reason to revoke.
+            again = judge(self.made / found["package"], first_seen, first_seen)
             if isinstance(again, str):
                 history.withdraw(found, f"no longer verifies: {again}", self.now)
             elif again.reason is not None:

@@ -19,9 +19,8 @@ from conformance.register import history, log
 
 # What a register writes, and nothing else: a folder holding anything more is not ours.
 OURS = re.compile(
-    r"(index\.html|style\.css|register\.json|log\.jsonl|checkpoint\.intoto\.jsonl|body\.pub\.pem"
-    r"|certificates/[0-9a-f]{24}\.html|badges/[a-z0-9-]+/[a-z0-9-]+\.svg"
-    r"|packages/[0-9a-f]{64}\.zip|keys/[0-9a-f]{64}\.pem|summaries/[0-9a-f]{64}\.intoto\.jsonl)"
+    r"index\.html|style\.css|register\.json|log\.jsonl|checkpoint\.intoto\.jsonl|body\.pub\.pem|"
+    + "|".join(place.pattern for place in history.PLACES.values())
 )
 FOLDERS = {"certificates", "badges", "packages", "keys", "summaries"}
 RENAME_EXCHANGE = 2

@@ -58,7 +58,7 @@ def signed_run(folder: Path, name: str, vendor: str, key: Path, faults=()) -> Pa
     return folder / f"{name}.zip"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # shared with test_register_history and _site_safety
 def vendors(tmp_path_factory) -> Vendors:
     folder = tmp_path_factory.mktemp("vendors")
     acme, bolt, evil = (openssl_key(folder, n) for n in ("acme", "bolt", "evil"))

@@ -168,3 +168,12 @@ def test_a_register_run_again_with_the_same_uploads_adds_nothing(
     assert status == 0 and "0 new of 1 package(s), 1 already registered" in out
     assert (site / "log.jsonl").read_bytes() == before
     assert oct(os.stat(site).st_mode & 0o777) == "0o755"
+
+
+def test_a_register_json_naming_a_file_outside_the_site_is_refused(vendors, site, tmp_path, capsys):
+    document = json.loads((site / "register.json").read_text())
+    document["certificates"][0]["page"] = "../../escaped.html"
+    (site / "register.json").write_text(json.dumps(document))
+    status, _, err = register(capsys, "--keyring", tmp_path / "keyring.yaml", "--out", site)
+    assert status == 2 and "entry 1 names a file a register does not write" in err
+    assert not (tmp_path / "escaped.html").exists() and not (site.parent / "escaped.html").exists()
