@@ -15,7 +15,7 @@ from __future__ import annotations
 from google.protobuf import json_format
 from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
 from in_toto_attestation.v1.statement import STATEMENT_TYPE_URI, Statement
-from securesystemslib.signer import Signer
+from securesystemslib.signer import Signer, SSlibKey
 
 from conformance import signing_keys as keys
 from conformance import strict_json
@@ -79,9 +79,10 @@ def signed(made: dict, signer: Signer) -> bytes:
 
 
 def verified(data: bytes, key_path, predicate_type: str | None = None) -> dict:
-    """The Statement of a body's envelope that verifies with the public key at `key_path`;
-    ValueError (one line) where none does, or where it is neither a summary nor a checkpoint."""
-    key = keys.load_public_key(key_path)
+    """The Statement of a body's envelope that verifies with the public key at `key_path` (or
+    that key, loaded); ValueError (one line) where none does, or where it is neither a summary
+    nor a checkpoint."""
+    key = key_path if isinstance(key_path, SSlibKey) else keys.load_public_key(key_path)
     for envelope in attestation.envelopes(data):
         if envelope.payload_type != attestation.PAYLOAD_TYPE or not attestation.verifies(
             envelope, key

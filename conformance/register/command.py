@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -65,6 +66,9 @@ def parse(args: list[str]) -> argparse.Namespace:
         raise Unusable("--valid-days must be a positive whole number")
     if (arguments.sign_key is None) != (arguments.body_id is None):
         raise Unusable("--sign-key and --body-id go together: the body signs as the URI it names")
+    if arguments.body_id is not None and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:\S+$",
+                                                      arguments.body_id):  # fmt: skip
+        raise Unusable(f"--body-id {arguments.body_id!r}: not a URI (https://... or urn:...)")
     if arguments.rejections is not None and inside(arguments.rejections, arguments.out):
         raise Unusable(f"--rejections {arguments.rejections}: inside --out, which is published")
     return arguments
@@ -176,7 +180,8 @@ def main(args: list[str]) -> int:
         return UNUSABLE
     made = None
     try:
-        past = writing.prepare(arguments.out)  # only once the input is known to be usable
+        # Only once the input is known to be usable; a signed register proven with the body's key.
+        past = writing.prepare(arguments.out, signer.public_key if signer else None)
         if not paths and not past.everything():
             raise Unusable(f"no package (*.zip) in {', '.join(map(str, arguments.inputs))}")
         made = writing.staging(arguments.out)

@@ -15,7 +15,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from conformance.register import history, log
+from conformance.register import audit, history, log
 
 # What a register writes, and nothing else: a folder holding anything more is not ours.
 OURS = re.compile(
@@ -48,8 +48,10 @@ def foreign(out: Path) -> str | None:
     return None
 
 
-def prepare(out: Path) -> history.History:
-    """The history `out` holds: none where it is new or empty; else its own, proven."""
+def prepare(out: Path, body_key=None) -> history.History:
+    """The history `out` holds: none where it is new or empty; else its own, proven: its log's
+    chain, the register.json that goes with it, every file it names there, and, where the body
+    signs (`body_key`, its public key) and the site holds a checkpoint, the checkpoint."""
     if out.is_symlink():
         raise Unwritable(f"--out {out}: a symbolic link; give the folder itself")
     if out.exists() and not out.is_dir():
@@ -65,9 +67,19 @@ def prepare(out: Path) -> history.History:
     if problem:
         raise Unwritable(f"--out {out}: {problem}; the register replaces only its own folder")
     try:
-        return history.History.read(out)
+        found = history.History.read(out)
     except (log.Broken, history.Unusable) as error:
         raise Unwritable(f"--out {out}: {error}") from None
+    for record in found.everything():
+        for name in ("package", "key", "page", "summary"):
+            if record[name] is not None and not (out / record[name]).is_file():
+                raise Unwritable(f"--out {out}: {record[name]}, named in register.json, is missing")
+    if body_key is not None and (out / audit.CHECKPOINT).is_file():
+        try:
+            audit.checkpoint(out, body_key, found.log.lines)
+        except audit.Failed as error:
+            raise Unwritable(f"--out {out}: not proven the body's: {error}") from None
+    return found
 
 
 def staging(out: Path) -> Path:

@@ -16,7 +16,7 @@ import pytest
 
 from conformance import cli
 from conformance.register import writing
-from tests.checker.test_register import vendors  # noqa: F401 - the fixture
+from tests.checker.test_register import openssl_key, vendors  # noqa: F401 - vendors: the fixture
 from tests.shared import packages
 
 
@@ -177,3 +177,17 @@ def test_a_register_json_naming_a_file_outside_the_site_is_refused(vendors, site
     status, _, err = register(capsys, "--keyring", tmp_path / "keyring.yaml", "--out", site)
     assert status == 2 and "entry 1 names a file a register does not write" in err
     assert not (tmp_path / "escaped.html").exists() and not (site.parent / "escaped.html").exists()
+
+
+def test_a_signed_register_is_extended_only_by_the_bodys_key(vendors, tmp_path, capsys):
+    body, stranger = openssl_key(tmp_path, "body")[0], openssl_key(tmp_path, "stranger")[0]
+    site, keyring = tmp_path / "site", ring(tmp_path, vendors)
+    signed = ["--keyring", keyring, "--out", site, "--body-id", "urn:example:body"]
+    assert register(capsys, vendors.acme_zip, *signed, "--sign-key", body)[0] == 0
+    before = tree(site)
+    status, _, err = register(capsys, *signed, "--sign-key", stranger)
+    assert status == 2 and "not proven the body's" in err
+    assert tree(site) == before
+    assert register(capsys, *signed, "--sign-key", body)[0] == 0
+    status, _, err = register(capsys, *signed[:-1], "not a uri", "--sign-key", body)
+    assert status == 2 and "not a URI" in err
