@@ -191,3 +191,11 @@ def test_a_signed_register_is_extended_only_by_the_bodys_key(vendors, tmp_path, 
     assert register(capsys, *signed, "--sign-key", body)[0] == 0
     status, _, err = register(capsys, *signed[:-1], "not a uri", "--sign-key", body)
     assert status == 2 and "not a URI" in err
+
+
+def test_an_unreadable_policy_is_one_line_and_exit_2(vendors, tmp_path, capsys):
+    absent = tmp_path / "absent.yaml"
+    status, out, err = register(capsys, vendors.acme_zip, "--keyring", ring(tmp_path, vendors),
+                                "--out", tmp_path / "site", "--policy", absent)  # fmt: skip
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "absent.yaml" in err and not (tmp_path / "site").exists()
