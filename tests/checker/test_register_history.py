@@ -27,6 +27,7 @@ from tests.checker.test_register import openssl_key, vendors  # noqa: F401 - the
 from tests.checker.test_report_browser import screenshots
 from tests.shared import packages
 from tests.shared.browser import Browser
+from tests.conftest import _missing
 from tests.shared.go import built
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,7 +201,7 @@ def page_commands(page: Path, heading: str) -> list[str]:
 
 def test_a_visitor_verifies_a_certified_package_with_openssl_and_sha256sum(nights, tmp_path):
     if not all(shutil.which(tool) for tool in ("openssl", "jq", "unzip", "sha256sum")):
-        pytest.skip("needs openssl, jq, unzip and sha256sum")
+        _missing("needs openssl, jq, unzip and sha256sum (apt-get install jq unzip)")
     visitor = tmp_path / "visitor"
     shutil.copytree(nights.sites[0], visitor)  # the published site, and nothing else
     certified = by_run(visitor)[nights.run_ids[0]]
