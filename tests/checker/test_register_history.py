@@ -25,9 +25,9 @@ from conformance import cli
 from conformance.register import log, publish
 from tests.checker.test_register import openssl_key, vendors  # noqa: F401 - the fixture
 from tests.checker.test_report_browser import screenshots
+from tests.conftest import _missing
 from tests.shared import packages
 from tests.shared.browser import Browser
-from tests.conftest import _missing
 from tests.shared.go import built
 
 ROOT = Path(__file__).resolve().parents[2]
