@@ -65,7 +65,7 @@ def checkpoint(site: Path, key: Path, found: list[bytes]) -> None:
         raise Failed(f"{site / CHECKPOINT}: {error}") from None
     predicate = signed["predicate"]
     log_sha = hashlib.sha256(b"".join(line + b"\n" for line in found)).hexdigest()
-    if predicate.get("log") != log_sha or predicate.get("lines") != len(found):
+    if predicate.get("log") != log_sha or predicate.get("lines") != str(len(found)):
         raise Failed(
             f"{site / CHECKPOINT}: signs a log of {predicate.get('lines')} line(s) that is not "
             f"{site / log.NAME} ({len(found)} line(s))"
@@ -76,14 +76,15 @@ def checkpoint(site: Path, key: Path, found: list[bytes]) -> None:
 
 def audit(old: Path, new: Path, key: Path | None) -> str:
     old_lines, new_lines = lines(old), lines(new)
+    # The first line that differs first: a line changed breaks the chain only at the next one.
+    difference = log.first_difference(old_lines, new_lines)
+    if difference:
+        raise Failed(f"{new / log.NAME} does not extend {old / log.NAME}: {difference}")
     try:
         log.check(old_lines, str(old / log.NAME))
         log.check(new_lines, str(new / log.NAME))
     except log.Broken as error:
         raise Failed(str(error)) from None
-    difference = log.first_difference(old_lines, new_lines)
-    if difference:
-        raise Failed(f"{new / log.NAME} does not extend {old / log.NAME}: {difference}")
     if key is not None:
         for site, found in ((old, old_lines), (new, new_lines)):
             checkpoint(site, key, found)

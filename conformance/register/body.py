@@ -69,7 +69,8 @@ def checkpoint(log_sha256: str, lines: int, head: str | None, register_sha256: s
             ResourceDescriptor(name="register.json", digest={"sha256": register_sha256}),
         ],
         CHECKPOINT_TYPE,
-        {"lines": lines, "head": head, "log": log_sha256, "register": register_sha256,
+        # The count as text: a predicate is a protobuf Struct, whose numbers are doubles (6.0).
+        {"lines": str(lines), "head": head, "log": log_sha256, "register": register_sha256,
          "time": time},
     )  # fmt: skip
 
