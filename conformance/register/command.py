@@ -35,7 +35,6 @@ USAGE = (
     "[--publish-failures] [--rejections FILE]"
 )
 REGISTERED, REJECTED, UNUSABLE = 0, 1, 2
-PROGRESS_EVERY = 2.0  # seconds between progress lines
 DEFAULT_VALID_DAYS = 365
 
 
@@ -155,10 +154,6 @@ def unverified_reason(path, keyring: Keyring, vendor: str, hint, lines: list[str
     return f"does not verify with the keys of {vendor!r}: {reason_of(lines)}"
 
 
-def say(line: str) -> None:
-    print(f"petstore-conformance: register: {line}", file=sys.stderr, flush=True)
-
-
 def inputs_of(arguments: argparse.Namespace):
     """(paths, keyring, policy, signer): the usable input, or Unusable and the like."""
     paths = packages(arguments.inputs)
@@ -186,7 +181,7 @@ def main(args: list[str]) -> int:
         if not paths and not past.everything():
             raise Unusable(f"no package (*.zip) in {', '.join(map(str, arguments.inputs))}")
         made = writing.staging(arguments.out)
-        run = publish.Run(arguments, keyring, the_policy, signer, past, made, say)
+        run = publish.Run(arguments, keyring, the_policy, signer, past, made, publish.say)
         # judge(path, now, first_seen): the intake helper's judgement.judge(path, keyring,
         # policy, now, first_seen) takes register_one's place on merge.
         result = run.register(paths, lambda path, now, first_seen: register_one(
