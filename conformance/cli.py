@@ -80,13 +80,15 @@ SUBCOMMANDS = {
         "conformance.register.command",
         "`petstore-conformance register PACKAGES... --keyring KEYRING.yaml --out SITE_DIR` (a "
         "certification body's register)",
-        "usage: {usage} [--valid-days N] [--title TEXT]\n\n"
+        "usage: {usage} [--valid-days N] [--title TEXT]\n"
+        "       petstore-conformance register --audit OLD_SITE NEW_SITE [--key BODY.pub.pem]\n\n"
         "A certification body's register: verify every package (*.zip, folders searched) "
-        "against the keys the keyring registers for the vendor it names; write "
-        "SITE_DIR/index.html (the certified implementations), a page and a badge per "
-        "certificate, rejected.html and register.json. Exit 0 when every package was "
-        "registered, 1 when any was rejected, 2 when the input is unusable. See "
-        "docs/certification.md.",
+        "against the keys the keyring registers for the vendor it names, and extend the "
+        "register SITE_DIR holds: every certificate ever issued with its status (certified, "
+        "superseded, expired, revoked), its page, package and key, a badge per implementation, "
+        "register.json and the log, signed with --sign-key. Exit 0 when every package was "
+        "registered, 1 when any was rejected, 2 when the input is unusable. --audit: exit 0 "
+        "when NEW's log extends OLD's. See docs/certification.md.",
     ),
     "history": Subcommand(
         "conformance.evidence.history",

@@ -10,8 +10,13 @@ edited after signing, packages signed with another vendor's key. `register` runs
 `--small` packages, then over `--packages`, each in a process of its own whose peak resident
 memory is read from the kernel (wait4): memory that stays flat from the small set to the large
 one is bounded memory. The yardstick is `verify` itself, in process, on one valid package: the
-ratio says what the register costs per package beyond a verify. Nothing is asserted: the
-figures depend on the machine.
+ratio says what the register costs per package beyond a verify.
+
+Then history (`--history 1000`, `--new 100`): a register of that many distinct certificates
+(each package signed again with a run id of its own), extended by that many new uploads, beside
+the same new uploads registered into an empty folder: extending a long history costs about what
+the new packages cost (the old ones are linked, not verified again), in flat memory. Nothing is
+asserted: the figures depend on the machine.
 """
 
 from __future__ import annotations
@@ -99,18 +104,53 @@ def uploads(folder: Path, count: int, valid: list[Path], hostile: list[Path]) ->
     return target
 
 
-def measured_register(folder: Path, uploads_dir: Path, keyring: Path) -> tuple[float, int, int]:
+def measured_register(
+    folder: Path, uploads_dir: Path, keyring: Path, site: Path | None = None
+) -> tuple[float, int, int]:
     """(seconds, peak resident KiB, exit status) of one register in its own process."""
+    site = site or folder / f"site-{uploads_dir.name}"
     command = checker("register", str(uploads_dir), "--keyring", str(keyring), "--out",
-                      str(folder / f"site-{uploads_dir.name}"))  # fmt: skip
+                      str(site))  # fmt: skip
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
-    progress = process.stderr.read().decode().strip().splitlines()
+    said = process.stderr.read().decode().strip().splitlines()
+    progress = [line for line in said if " packages: " in line]
     process.stderr.close()
     print(f"  last progress line: {progress[-1] if progress else '(none)'}")
     return seconds, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
+
+
+def distinct(folder: Path, name: str, count: int, start: int) -> Path:
+    """`count` packages, each signed again with a run id of its own (so each is a certificate
+    of its own), ten vendors, ten implementations each."""
+    target = folder / name
+    target.mkdir()
+    reports = folder / "reports"
+    for n in range(start, start + count):
+        vendor = n % VENDORS
+        packages.signed_variant(
+            reports, target / f"d{n:05d}.zip", folder / f"vendor{vendor}.pem", folder,
+            vendor=f"Vendor {vendor}", implementation=f"Store {n // VENDORS % 10}",
+            run_id=f"history-{n}",
+        )  # fmt: skip
+    return target
+
+
+def history(folder: Path, keyring: Path, old: int, new: int) -> None:
+    started = time.perf_counter()
+    past, fresh = distinct(folder, "past", old, 0), distinct(folder, "fresh", new, old)
+    print(f"made {old} + {new} distinct signed packages in {time.perf_counter() - started:.0f} s")
+    site = folder / "site-history"
+    for label, uploads_dir, into in (
+        (f"{new} new uploads into an empty register", fresh, folder / "site-empty"),
+        (f"a history of {old} certificates, from empty", past, site),
+        (f"{new} new uploads added to that history of {old}", fresh, site),
+    ):
+        seconds, peak, status = measured_register(folder, uploads_dir, keyring, into)
+        print(f"register {label}: {seconds:.1f} s, peak memory {peak / 1024:.0f} MiB, "
+              f"exit {status}")  # fmt: skip
 
 
 def verify_seconds(package: Path, public_key: Path, rounds: int = 20) -> float:
@@ -124,6 +164,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.bench_register")
     parser.add_argument("--packages", type=int, default=1000)
     parser.add_argument("--small", type=int, default=100)
+    parser.add_argument("--history", type=int, default=1000)
+    parser.add_argument("--new", type=int, default=100)
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="psc-bench-register-") as name:
         folder = Path(name)
@@ -143,6 +185,7 @@ def main() -> None:
                 f"{seconds:.1f} s, {per * 1000:.1f} ms a package ({per / yardstick:.1f}x a "
                 f"verify), peak memory {peak / 1024:.0f} MiB, exit {status}"
             )
+        history(folder, keyring, arguments.history, arguments.new)
 
 
 if __name__ == "__main__":

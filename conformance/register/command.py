@@ -1,32 +1,35 @@
 """`petstore-conformance register PACKAGE_OR_FOLDER... --keyring KEYRING.yaml --out SITE_DIR`:
 verify every uploaded package against the keys of the vendor it names, keep what verifies,
-turn away what does not with a reason, and write the register as a static site.
+turn away what does not with a reason, and extend the register SITE_DIR holds: its history
+(conformance.register.history), its log, the published packages, keys and the body's signed
+summaries, written beside SITE_DIR and swapped in whole (conformance.register.writing).
 
 Exit 0 when every package was registered (certified or not), 1 when any was rejected (the site
-is written all the same), 2 when the input is unusable (the keyring, no package, the folder).
+is written all the same), 2 when the input is unusable (the keyring, the policy, no package, the
+folder, a revocation of no certificate). `register --audit OLD NEW [--key BODY.pub]`: see
+conformance.register.audit.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
+import re
 import sys
-import time
 from pathlib import Path
 
-from conformance.register import entries, policy, site
+from conformance import signing_keys
+from conformance.register import audit, history, policy, publish, writing
 from conformance.register.judgement import judge
-from conformance.register.keyring import Keyring, KeyringError, load
-from conformance.register.policy import Policy
+from conformance.register.keyring import KeyringError, load
 from conformance.register.verifying import display_name
 
 USAGE = (
     "petstore-conformance register PACKAGE_OR_FOLDER... --keyring KEYRING.yaml --out SITE_DIR "
-    "[--policy POLICY.yaml]"
+    "[--policy POLICY.yaml] [--sign-key BODY.pem --body-id URI] [--body NAME] "
+    "[--publish-failures] [--rejections FILE]"
 )
 REGISTERED, REJECTED, UNUSABLE = 0, 1, 2
-PROGRESS_EVERY = 2.0  # seconds between progress lines
 DEFAULT_VALID_DAYS = 365
 MAX_VALID_DAYS = 3650  # ten years: a suite version lasts less
 
@@ -42,21 +45,38 @@ class Arguments(argparse.ArgumentParser):
 
 def parse(args: list[str]) -> argparse.Namespace:
     parser = Arguments(prog="petstore-conformance register", add_help=False)
-    parser.add_argument("inputs", nargs="+", type=Path)
+    parser.add_argument("inputs", nargs="*", type=Path)
     parser.add_argument("--keyring", type=Path, required=True)
-    parser.add_argument("--policy", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--valid-days", type=int, default=DEFAULT_VALID_DAYS)
     parser.add_argument("--title", default="Pet Store API v1: certified implementations")
+    parser.add_argument("--policy", type=Path)
+    parser.add_argument("--sign-key", type=Path)
+    parser.add_argument("--body-id")
+    parser.add_argument("--body", default="an unnamed certification body")
+    parser.add_argument("--publish-failures", action="store_true")
+    parser.add_argument("--rejections", type=Path)
     arguments = parser.parse_args(args)
     if not 1 <= arguments.valid_days <= MAX_VALID_DAYS:
         raise Unusable(f"--valid-days must be a whole number from 1 to {MAX_VALID_DAYS}")
+    if (arguments.sign_key is None) != (arguments.body_id is None):
+        raise Unusable("--sign-key and --body-id go together: the body signs as the URI it names")
+    if arguments.body_id is not None and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:\S+$",
+                                                      arguments.body_id):  # fmt: skip
+        raise Unusable(f"--body-id {arguments.body_id!r}: not a URI (https://... or urn:...)")
+    if arguments.rejections is not None and inside(arguments.rejections, arguments.out):
+        raise Unusable(f"--rejections {arguments.rejections}: inside --out, which is published")
     return arguments
+
+
+def inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 def packages(inputs: list[Path], skipped=lambda line: None) -> list[Path]:
     """The given zips, and every *.zip under the given folders (symbolic links not followed:
-    each one left aside, and each file that is no *.zip, is `skipped` with a line)."""
+    each one left aside, and each file that is no *.zip, is `skipped` with a line). None at all
+    is for the caller to judge: a night with no upload still settles statuses and revocations."""
     found = []
     for given in inputs:
         if given.is_dir():
@@ -71,64 +91,52 @@ def packages(inputs: list[Path], skipped=lambda line: None) -> list[Path]:
             found.append(given)
         else:
             raise Unusable(f"{display_name(given)}: no such file or folder")
-    if not found:
-        raise Unusable(f"no package (*.zip) in {', '.join(map(display_name, inputs))}")
     return found
 
 
-def register(
-    paths: list[Path], keyring: Keyring, valid_days: int, progress, rules: Policy = policy.DEFAULT
-) -> site.Register:
-    now = datetime.datetime.now(datetime.UTC)
-    verified, rejected = [], []
-    last = time.monotonic()
-    seen: dict[str, str] = {}  # package sha256: the first upload of it
-    for number, path in enumerate(paths, 1):
-        found = judge(path, keyring, rules, now, valid_days=valid_days)
-        if isinstance(found, str):
-            rejected.append({"package": display_name(path), "reason": found})
-        elif found.package_sha256 in seen:
-            progress(f"{found.package}: a copy of {seen[found.package_sha256]}, counted once")
-        else:
-            seen[found.package_sha256] = found.package
-            verified.append(found)
-        if time.monotonic() - last >= PROGRESS_EVERY or number == len(paths):
-            last = time.monotonic()
-            progress(
-                f"{number} of {len(paths)} packages: {len(verified)} verified, "
-                f"{len(rejected)} rejected"
-            )
-    current, superseded = entries.supersede(verified)
-    return site.Register(current, superseded, rejected, now, valid_days)
-
-
-def say(line: str) -> None:
-    print(f"petstore-conformance: register: {line}", file=sys.stderr, flush=True)
+def inputs_of(arguments: argparse.Namespace):
+    """(paths, keyring, policy, signer): the usable input, or Unusable and the like."""
+    paths = packages(arguments.inputs, lambda line: publish.say(f"skipped {line}"))
+    the_policy = policy.DEFAULT if arguments.policy is None else policy.load(arguments.policy)
+    signer = None
+    if arguments.sign_key is not None:
+        signer = signing_keys.load_signer(arguments.sign_key)
+    return paths, load(arguments.keyring), the_policy, signer
 
 
 def main(args: list[str]) -> int:
+    if "--audit" in args:
+        return audit.main(args)
     try:
         arguments = parse(args)
-        paths = packages(arguments.inputs, lambda line: say(f"skipped {line}"))
-        rules = policy.load(arguments.policy) if arguments.policy else policy.DEFAULT
-        keyring = load(arguments.keyring)
-    except (Unusable, KeyringError) as error:
+        paths, keyring, the_policy, signer = inputs_of(arguments)
+    # ValueError: the policy's own error (one line), whatever the policy module names it.
+    except (Unusable, KeyringError, ValueError, signing_keys.KeyFileError) as error:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return UNUSABLE
+    made = None
     try:
-        site.prepare(arguments.out)  # only once the input is known to be usable
-        result = register(paths, keyring, arguments.valid_days, say, rules)
-    except site.Unwritable as error:
+        # Only once the input is known to be usable; a signed register proven with the body's key.
+        past = writing.prepare(arguments.out, signer.public_key if signer else None)
+        if not paths and not past.everything():
+            raise Unusable(
+                f"no package (*.zip) in {', '.join(map(display_name, arguments.inputs))}"
+            )
+        made = writing.staging(arguments.out)
+        run = publish.Run(arguments, keyring, the_policy, signer, past, made, publish.say)
+        result = run.register(paths, lambda path, now, first_seen: judge(
+            path, keyring, the_policy, now, first_seen, arguments.valid_days,
+            revocations=False))  # fmt: skip
+        writing.swap(made, arguments.out)
+        made = None
+    except (Unusable, writing.Unwritable, history.Unusable) as error:
         print(f"petstore-conformance: {error}", file=sys.stderr)
         return UNUSABLE
-    finally:
-        keyring.close()
-    try:
-        site.write(arguments.out, result, arguments.title)
     except OSError as error:
         print(f"petstore-conformance: {arguments.out}: cannot write ({error})", file=sys.stderr)
         return UNUSABLE
-    print(result.summary(arguments.out))
-    for rejected in result.rejected:
-        print(f"rejected {site.shown(rejected['package'])}: {site.shown(rejected['reason'])}")
-    return REJECTED if result.rejected else REGISTERED
+    finally:
+        keyring.close()
+        if made is not None:
+            writing.discard(made)
+    return result.report(arguments)

@@ -14,16 +14,14 @@ suite, interface version or description) verifies but does not certify, the reas
 from __future__ import annotations
 
 import datetime
-import hashlib
 import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from conformance import __version__, spec
 from conformance.judging.verdict import CONFORMANT, EXIT_STATUS, NO_VERDICT
-from conformance.register import names
 
 CERTIFYING_PROFILES = ("full", "day")
 LONGEST = 200  # characters of a text a package states, unless said otherwise
@@ -80,10 +78,13 @@ class Entry:
     warned: list[str]
     failed: list[str]
     key: str  # the registered key that verified it
+    package_sha256: str = ""  # sha256 hex of the package file's bytes
+    key_fingerprint: str = ""  # the verifying VendorKey.fingerprint
+    key_path: Path | None = None  # the verifying key's PEM file (not in to_json)
+    policy_sha256: str | None = None
     expires: str | None = None
     reason: str | None = None  # why it is not certified
     superseded_by: str | None = None
-    slug: str = field(default="")
     package_sha256: str = ""
     key_fingerprint: str = ""
     key_path: Path | None = None  # the verifying key's PEM file: the body's, not published
@@ -94,10 +95,11 @@ class Entry:
         return parse_time(self.time)
 
     def to_json(self) -> dict:
+        """What the register publishes: no path of the body's machine (the package and the key
+        are named by their digests; conformance.register.history adds their URLs)."""
         fields = asdict(self)
-        fields["page"] = f"certificates/{self.slug}.html"
-        fields["badge"] = f"badges/{self.slug}.svg"
-        del fields["slug"], fields["key_path"]
+        for private in ("package", "key_path"):
+            del fields[private]
         return fields
 
 
@@ -130,8 +132,6 @@ def entry(package: str, statement: dict, vendor: str, key: str, now: datetime.da
             f"its result {stated!r} does not follow from its verdict and exit status "
             f"({found.result})"
         )
-    found.slug = hashlib.sha256(f"{found.vendor}\0{found.run_id}\0{package}".encode()).hexdigest()
-    found.slug = found.slug[:20]
     check_time(found.time, now)
     return found
 
@@ -225,16 +225,3 @@ def junit_problem(data: bytes | None, found: Entry) -> str | None:
             "conformance.json says conformant: the reports disagree"
         )
     return None
-
-
-def supersede(entries: list[Entry]) -> tuple[list[Entry], list[Entry]]:
-    """(current, superseded): the newest entry of each vendor's implementation stands."""
-    newest: dict[tuple, Entry] = {}
-    superseded = []
-    for found in sorted(entries, key=lambda e: (e.time or "", e.run_id or ""), reverse=True):
-        implementation = names.normalised(found.implementation or "")
-        standing = newest.setdefault((found.vendor, implementation), found)
-        if standing is not found:
-            found.superseded_by = standing.run_id
-            superseded.append(found)
-    return list(newest.values()), superseded

@@ -48,13 +48,15 @@ def judge(
     now: datetime.datetime,
     first_seen: datetime.datetime | None = None,
     valid_days: int = DEFAULT_VALID_DAYS,
+    revocations: bool = True,
 ) -> Entry | str:
     """The package's entry, or the reason it is rejected (one line). Never raises for what
-    the package holds; it takes `verifying.SECONDS_PER_PACKAGE` at most."""
+    the package holds; it takes `verifying.SECONDS_PER_PACKAGE` at most. The register passes
+    `revocations=False`: it keeps a revoked certificate in its history, marked revoked."""
     try:
         with deadline():
             screen(path)
-            return judged(path, keyring, policy, now, first_seen or now, valid_days)
+            return judged(path, keyring, policy, now, first_seen or now, valid_days, revocations)
     except (Refused, Rejected, TooSlow) as refused:
         return str(refused)
 
@@ -70,7 +72,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def judged(path, keyring: Keyring, policy: Policy, now, first_seen, valid_days) -> Entry | str:
+def judged(
+    path, keyring: Keyring, policy: Policy, now, first_seen, valid_days, revocations: bool
+) -> Entry | str:
     claimed = claimed_vendor(path)
     if not isinstance(claimed, str) or not claimed:
         return "names no vendor (made without --vendor), or is not a package"
@@ -93,7 +97,7 @@ def judged(path, keyring: Keyring, policy: Policy, now, first_seen, valid_days) 
     if keyring.named(statement.get("vendor")) != vendor:
         return "its signed conformance.json names another vendor than its manifest"
     digest = file_sha256(path)
-    revoked = keyring.revocation(statement.get("run_id"), digest)
+    revoked = keyring.revocation(statement.get("run_id"), digest) if revocations else None
     if revoked is not None:
         return f"certificate revoked on {revoked.date}: {revoked.reason}"
     # The key id only: the keyring's file names are the body's own, not for a public page.

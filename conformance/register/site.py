@@ -1,25 +1,27 @@
-"""The register as a static site: `index.html` (the certified implementations, then those
-verified but not certified), one page and one badge per certificate, `rejected.html` (kept
-apart: the index never names a rejected package), and `register.json`, the same for machines.
+"""The register as a static site, rendered from its history (conformance.register.history):
+`index.html` (the certified implementations first, then a section each for revoked, superseded
+and expired certificates, and, where the body publishes them, the runs it did not certify), one
+page per record with its status in words and colour and the commands to check it without us,
+one badge per implementation at a URL that never changes, and `register.json`, the same for
+machines. Packages, keys and signatures are laid in by conformance.register.command.
 
 Everything a package states is shown as text: escaped, control characters written out, never a
 link (a target URL of `javascript:...` stays words). No script at all, a stylesheet of our own,
-links only to the site's own files, and a Content-Security-Policy that forbids anything else.
+links only to the site's own files, and a Content-Security-Policy that forbids anything else. So
+a page cannot check its own expiry date: it states its status as of the register's date and the
+date it is valid until (docs/design.md).
 """
 
 from __future__ import annotations
 
 import datetime
-import shutil
-from dataclasses import dataclass
 from html import escape
-from pathlib import Path
 
-from conformance import __version__, strict_json
-from conformance.register.entries import TIME_FORMAT, Entry
-from conformance.reports import badge
+from conformance import __version__
+from conformance.register import history
+from conformance.register.entries import TIME_FORMAT
+from conformance.reports import attestation, badge
 
-OWN = ("certificates", "badges")  # the folders each register run writes anew
 POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'"
 STYLE = """body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 80em;
   padding: 0 1em; color: #222 }
@@ -29,47 +31,17 @@ th, td { border-bottom: 1px solid #ddd; padding: .35em .5em; text-align: left;
 th { background: #f4f4f4 }
 .note { color: #555 }
 .proves { background: #eef7ee; padding: .5em 1em } .not { background: #fbeeee; padding: .5em 1em }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto }
+.status { font-weight: bold; padding: .15em .5em; color: #fff; border-radius: 3px }
+.certified { background: #2e7d32 } .revoked, .not-certified { background: #c62828 }
+.superseded { background: #6d6d6d } .expired { background: #b35900 }
 """
-
-
-class Unwritable(Exception):
-    """A SITE_DIR the register will not write to; one line."""
-
-
-@dataclass
-class Register:
-    current: list[Entry]  # the newest verified entry of each vendor's implementation
-    superseded: list[Entry]
-    rejected: list[dict]  # package, reason
-    now: datetime.datetime
-    valid_days: int
-
-    @property
-    def certificates(self) -> list[Entry]:
-        return [e for e in self.current if e.reason is None]
-
-    @property
-    def not_certified(self) -> list[Entry]:
-        return [e for e in self.current if e.reason is not None]
-
-    def to_json(self) -> dict:
-        return {
-            "register": "petstore-conformance",
-            "suite_version": __version__,
-            "generated": self.now.strftime(TIME_FORMAT),
-            "valid_days": self.valid_days,
-            "certificates": [e.to_json() for e in self.certificates],
-            "not_certified": [e.to_json() for e in self.not_certified],
-            "superseded": [e.to_json() for e in self.superseded],
-            "rejected": self.rejected,
-        }
-
-    def summary(self, out: Path) -> str:
-        return (
-            f"register {out / 'index.html'}: {len(self.certificates)} certified, "
-            f"{len(self.not_certified)} verified but not certified, {len(self.superseded)} "
-            f"superseded, {len(self.rejected)} rejected ({out / 'rejected.html'})"
-        )
+SECTIONS = (
+    (history.CERTIFIED, "Certified"),
+    (history.REVOKED, "Revoked"),
+    (history.SUPERSEDED, "Superseded"),
+    (history.EXPIRED, "Expired"),
+)
 
 
 def shown(value: object) -> str:
@@ -84,18 +56,6 @@ def h(value: object) -> str:
     return escape(shown("–" if value is None or value == "" else value))
 
 
-def prepare(out: Path) -> None:
-    """SITE_DIR: new, empty, or a register written before (whose own folders are replaced)."""
-    if out.exists() and not out.is_dir():
-        raise Unwritable(f"--out {out}: not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / "register.json").is_file():
-        raise Unwritable(f"--out {out}: holds files but no register.json; give an empty folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise Unwritable(f"--out {out}: cannot write ({error.strerror or error})") from None
-
-
 def page(title: str, body: str, depth: int = 0) -> str:
     up = "../" * depth
     return (
@@ -107,94 +67,179 @@ def page(title: str, body: str, depth: int = 0) -> str:
     )
 
 
-def name_of(entry: Entry) -> str:
-    return entry.implementation or "(implementation not stated)"
+def name_of(record: dict) -> str:
+    return record["implementation"] or "(implementation not stated)"
 
 
-def index_row(entry: Entry, certified: bool) -> str:
+def status_mark(record: dict) -> str:
+    status = record["status"]
+    return f'<span class="status {status.replace(" ", "-")}">{h(status)}</span>'
+
+
+def status_words(record: dict) -> str:
+    """The status in words, with its dates."""
+    status = record["status"]
+    if status == history.REVOKED:
+        revoked = record["revoked"]
+        return f"revoked on {revoked['date']}: {revoked['reason']}"
+    if status == history.SUPERSEDED:
+        return f"superseded on {record['status_since'][:10]} by a newer certificate"
+    if status == history.EXPIRED:
+        return f"expired (valid until {(record['expires'] or '?')[:10]})"
+    if status == history.NOT_CERTIFIED:
+        return f"not certified: {record['reason']}"
+    return f"certified, valid until {(record['expires'] or '?')[:10]}"
+
+
+def index_row(record: dict) -> str:
     cells = [
-        h(entry.vendor),
-        h(name_of(entry)),
-        h(entry.result or entry.verdict),
-        h(entry.profile),
-        h(entry.plan),
-        "strict" if entry.strict else "not strict",
-        h(entry.suite_version),
-        h(entry.interface_version),
-        h((entry.time or "")[:10]),
-        h(", ".join(entry.warned) or "none"),
-        h(entry.expires and entry.expires[:10]) + ", or the next suite version"
-        if certified
-        else h(entry.reason),
-        f'<img src="badges/{entry.slug}.svg" alt="badge">',
-        f'<a href="certificates/{entry.slug}.html">details</a>',
+        h(record["vendor"]),
+        h(name_of(record)),
+        status_mark(record) + " " + h(status_words(record)),
+        h(record["profile"]),
+        h(record["plan"]),
+        h(record["suite_version"]),
+        h((record["time"] or "")[:10]),
+        h(record["first_seen"][:10]),
+        f'<img src="{h(record["badge"])}" alt="badge">',
+        f'<a href="{h(record["page"])}">details</a>',
     ]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
-HEADINGS = (
-    "vendor", "implementation", "verdict", "profile", "plan", "strict", "suite", "interface",
-    "date", "warned", "expires", "badge", "",
-)  # fmt: skip
+HEADINGS = ("vendor", "implementation", "status", "profile", "plan", "suite", "run", "registered",
+            "badge", "")  # fmt: skip
 
 
-def table(rows: list[Entry], certified: bool, empty: str) -> str:
+def table(rows: list[dict], empty: str) -> str:
     if not rows:
         return f'<p class="note">{empty}</p>'
-    headings = HEADINGS if certified else [*HEADINGS[:-3], "why not certified", *HEADINGS[-2:]]
-    head = "".join(f"<th>{h}</th>" for h in headings)
-    body = "".join(index_row(e, certified) for e in sorted(rows, key=lambda e: e.vendor))
+    head = "".join(f"<th>{h}</th>" for h in HEADINGS)
+    ordered = sorted(rows, key=lambda r: (r["vendor"], name_of(r), r["first_seen"]))
+    body = "".join(index_row(r) for r in ordered)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def index(result: Register, title: str) -> str:
-    return page(
-        title,
-        f"<h1>{h(title)}</h1>"
-        f'<p class="note">Register of {h(result.now.strftime(TIME_FORMAT))}, by '
-        f"petstore-conformance {h(__version__)}. Each entry is a package the vendor signed "
-        "with a key it registered, verified by us. A certificate lasts "
-        f"{result.valid_days} days from its run, or until the next version of the suite, "
-        "whichever comes first; a vendor's newest run of an implementation supersedes older "
-        'ones. For machines: <a href="register.json">register.json</a>.</p>'
-        f'<h2 id="certified">Certified ({len(result.certificates)})</h2>'
-        + table(result.certificates, True, "No certified implementation.")
-        + f'<h2 id="not-certified">Verified, not certified ({len(result.not_certified)})</h2>'
-        + table(result.not_certified, False, "None."),
+def about(body: str, generated: datetime.datetime) -> str:
+    return (
+        f'<p class="note">Register of {h(body)}, as of {h(generated.strftime(TIME_FORMAT))}, '
+        f"made with petstore-conformance {h(__version__)}. Each entry is a package the vendor "
+        f"signed with a key it registered with {h(body)}, and {h(body)} verified. Statuses are "
+        'as of that date: a certificate past its "valid until" date has expired, whatever '
+        "a copy of a page says.</p>"
     )
 
 
-def certificate(entry: Entry) -> str:
-    facts = [
-        ("Vendor", entry.vendor),
-        ("Implementation", name_of(entry)),
-        ("Status", "certified" if entry.reason is None else f"not certified: {entry.reason}"),
-        ("Verdict", entry.result or entry.verdict),
-        ("Profile", entry.profile),
-        ("Plan", entry.plan),
-        ("Strict", "yes" if entry.strict else "no"),
-        ("Suite version", entry.suite_version),
-        ("Interface version", entry.interface_version),
-        ("Run", f"{entry.run_id} of {entry.time}"),
-        ("Expires", f"{entry.expires}, or at the next suite version, whichever comes first"),
-        ("Warned (SHOULD)", ", ".join(entry.warned) or "none"),
-        ("Failed", ", ".join(entry.failed) or "none"),
-        ("Target checked", entry.target),
-        ("Signed with", entry.key),
-        ("Package", Path(entry.package).name),
-    ]
-    if entry.superseded_by:
-        facts.append(("Superseded by", f"the run {entry.superseded_by}"))
-    rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in facts)
+def index(past: history.History, title: str, body: str, now: datetime.datetime, signed: bool):
+    sections = ""
+    for status, heading in SECTIONS:
+        rows = [r for r in past.records if r["status"] == status]
+        sections += f'<h2 id="{status}">{heading} ({len(rows)})</h2>' + table(rows, "None.")
+    if past.failures:
+        sections += (
+            f'<h2 id="not-certified">Verified, not certified ({len(past.failures)})</h2>'
+            + table(past.failures, "None.")
+        )
+    checks = (
+        ' Signed by the body: <a href="checkpoint.intoto.jsonl">checkpoint.intoto.jsonl</a> '
+        '(the log\'s head) with <a href="body.pub.pem">its public key</a>.'
+        if signed
+        else " This register is not signed."
+    )
     return page(
-        f"{entry.vendor}: {name_of(entry)}",
-        f'<p><a href="../index.html">Register</a></p><h1>{h(entry.vendor)}: '
-        f"{h(name_of(entry))}</h1>"
-        f'<p><img src="../badges/{entry.slug}.svg" alt="badge"></p><table>{rows}</table>'
-        '<div class="proves"><h2>What it proves</h2><p>The vendor holding the key it '
-        "registered with us signed these reports, and nobody altered them since: the verdict "
-        "follows from the requirement outcomes the checker recorded, on the plan, profile and "
-        "interface version above.</p></div>"
+        title,
+        f"<h1>{h(title)}</h1>{about(body, now)}"
+        '<p class="note">For machines: <a href="register.json">register.json</a>; every event, '
+        'in order, each line naming the sha256 of the one before: <a href="log.jsonl">log.jsonl'
+        f"</a>.{checks}</p>" + sections,
+    )
+
+
+def facts(record: dict, body: str) -> list[tuple[str, str]]:
+    return [
+        ("Vendor", record["vendor"]),
+        ("Implementation", name_of(record)),
+        ("Verdict", record["result"] or record["verdict"]),
+        ("Profile", record["profile"]),
+        ("Plan", record["plan"]),
+        ("Strict", "yes" if record["strict"] else "no"),
+        ("Suite version", record["suite_version"]),
+        ("Interface version", record["interface_version"]),
+        ("Run", f"{record['run_id']} of {record['time']} (the vendor's clock)"),
+        ("Registered", f"{record['first_seen']} (the clock of {body})"),
+        ("Valid until", f"{record['expires']}, or the next suite version, whichever is first"),
+        ("Warned (SHOULD)", ", ".join(record["warned"]) or "none"),
+        ("Failed", ", ".join(record["failed"]) or "none"),
+        ("Target checked", record["target"]),
+        ("Package sha256", record["package_sha256"]),
+        ("Vendor's key fingerprint", f"{record['key_fingerprint']} (sha256 of its DER "
+                                     "SubjectPublicKeyInfo)"),
+    ]  # fmt: skip
+
+
+def check_yourself(record: dict, signed: bool) -> str:
+    """The commands a visitor runs, from the site's root, with the files it links."""
+    package, key, sha = record["package"], record["key"], record["package_sha256"]
+    summary = (
+        f"petstore-conformance verify {record['summary']} --key body.pub.pem\n"
+        if signed and record["summary"]
+        else ""
+    )
+    kind = attestation.PAYLOAD_TYPE
+    without = (
+        f"echo '{sha}  {package}' | sha256sum -c\n"
+        f"openssl pkey -pubin -in {key} -outform DER | sha256sum   # {record['key_fingerprint']}\n"
+        f"mkdir check && unzip -q {package} -d check && cd check\n"
+        "jq -r '.files | to_entries[] | \"\\(.value)  \\(.key)\"' manifest.json | sha256sum -c\n"
+        "jq -r .payload conformance.intoto.jsonl | base64 -d > payload.json\n"
+        "jq -r '.signatures[0].sig' conformance.intoto.jsonl | base64 -d > signature.bin\n"
+        f"printf 'DSSEv1 {len(kind)} {kind} %d ' \"$(wc -c < payload.json)\" > signed.bin\n"
+        "cat payload.json >> signed.bin\n"
+        f"openssl pkeyutl -verify -pubin -inkey ../{key} -rawin -in signed.bin "
+        "-sigfile signature.bin\n"
+        "jq -r '.subject[] | \"\\(.digest.sha256)  \\(.name)\"' payload.json | sha256sum -c\n"
+    )
+    return (
+        '<h2 id="check">Check it yourself</h2><p>From a copy of this site (its root), with '
+        "petstore-conformance:</p>"
+        # escape, not h: these lines are our own (digests and fixed words), newlines and all
+        f"<pre>{escape(f'petstore-conformance verify {package} --key {key}')}\n"
+        f"{escape(summary)}</pre>"
+        "<p>Or with no petstore-conformance at all: the package's sha256, the key's "
+        "fingerprint, every file against the manifest, the vendor's DSSE signature over its "
+        "pre-authentication encoding (an Ed25519 key; for ECDSA P-256, <code>openssl dgst "
+        "-sha256 -verify KEY -signature signature.bin signed.bin</code>), and every file the "
+        "signed statement names against its signed sha256:</p>"
+        f"<pre>{escape(without)}</pre>"
+    )
+
+
+def certificate(record: dict, body: str, now: datetime.datetime, signed: bool) -> str:
+    rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in facts(record, body))
+    links = [
+        f'<a href="../{h(record["package"])}">the package</a>',
+        f'<a href="../{h(record["key"])}">the vendor\'s public key</a>',
+    ]
+    if record["summary"]:
+        links.append(f'<a href="../{h(record["summary"])}">{h(body)}\'s signed verification '
+                     "summary</a>")  # fmt: skip
+    if record["superseded_by"]:
+        links.append(f'<a href="../{h(record["superseded_by"])}">the certificate that '
+                     "superseded it</a>")  # fmt: skip
+    return page(
+        f"{record['vendor']}: {name_of(record)}",
+        f'<p><a href="../index.html">Register of {h(body)}</a></p><h1>{h(record["vendor"])}: '
+        f"{h(name_of(record))}</h1>"
+        f"<p>Status on {h(now.strftime('%Y-%m-%d'))}: {status_mark(record)} "
+        f"{h(status_words(record))}</p>"
+        f'<p><img src="../{h(record["badge"])}" alt="badge"> (this implementation\'s badge: '
+        "its status now)</p>"
+        f"<p>Verified by {h(body)}. Files: {'; '.join(links)}.</p><table>{rows}</table>"
+        + check_yourself(record, signed)
+        + '<div class="proves"><h2>What it proves</h2><p>The vendor holding the key it '
+        f"registered with {h(body)} signed these reports, and nobody altered them since: the "
+        "verdict follows from the requirement outcomes the checker recorded, on the plan, "
+        "profile and interface version above.</p></div>"
         '<div class="not"><h2>What it does not prove</h2><p>That the target checked was the '
         "production service, or the implementation it is said to be: the vendor chose what to "
         "check. Nor that the implementation still behaves so today, after the date above. To "
@@ -203,33 +248,5 @@ def certificate(entry: Entry) -> str:
     )
 
 
-def rejected_page(result: Register) -> str:
-    rows = "".join(
-        f"<tr><td>{h(r['package'])}</td><td>{h(r['reason'])}</td></tr>" for r in result.rejected
-    )
-    return page(
-        "Rejected packages",
-        '<h1>Rejected packages</h1><p class="note">The body\'s own record: not on the public '
-        f"index. {len(result.rejected)} package(s) turned away.</p>"
-        f"<table><thead><tr><th>package</th><th>reason</th></tr></thead><tbody>{rows}</tbody>"
-        "</table>",
-    )
-
-
-def write(out: Path, result: Register, title: str) -> None:
-    """The site, the folders of the last register replaced only now that all is known, so that
-    an interrupted register leaves the one before it whole for as long as it can."""
-    for name in OWN:
-        shutil.rmtree(out / name, ignore_errors=True)
-        (out / name).mkdir()
-    (out / "style.css").write_text(STYLE, encoding="utf-8")
-    for entry in [*result.current, *result.superseded]:
-        (out / "certificates" / f"{entry.slug}.html").write_text(certificate(entry), "utf-8")
-        # Our own badge, never the package's: conformant only where certified.
-        said = "conformant" if entry.reason is None else "not certified"
-        svg = badge.svg(entry.interface_version or "?", said)
-        (out / "badges" / f"{entry.slug}.svg").write_text(svg, encoding="utf-8")
-    (out / "index.html").write_text(index(result, title), encoding="utf-8")
-    (out / "rejected.html").write_text(rejected_page(result), encoding="utf-8")
-    text = strict_json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
-    (out / "register.json").write_text(text, encoding="utf-8")
+def badge_svg(status: str, interface_version: str) -> str:
+    return badge.svg(interface_version, status)

@@ -9,7 +9,10 @@ import re
 from html import escape
 from pathlib import Path
 
-COLOURS = {"conformant": "#2e7d32", "not conformant": "#c62828", "no verdict": "#6d6d6d"}
+COLOURS = {"conformant": "#2e7d32", "not conformant": "#c62828", "no verdict": "#6d6d6d",
+           # the register's statuses: only a certificate in force is green
+           "certified": "#2e7d32", "revoked": "#c62828", "expired": "#b35900",
+           "not certified": "#c62828"}  # fmt: skip
 CHARACTER_WIDTH = 7  # about the width of an 11 px Verdana character
 PADDING = 12
 HEIGHT = 20

@@ -239,6 +239,10 @@ def main(args: list[str]) -> int:
             status, lines = judged(arguments)
         elif arguments.key is None:
             status, lines = verify_unsigned(arguments.path)
+        elif arguments.path.name.endswith(".jsonl") and arguments.path.is_file():
+            from conformance.register import body  # a register's signed summary or checkpoint
+
+            status, lines = body.verify_file(arguments.path, arguments.key)
         else:
             verification = verify_evidence(arguments.path, arguments.key)
             status, lines = verification.status, verification.lines

@@ -1,8 +1,9 @@
 """docs/certification.md, run as written: its `sh` blocks, in order, in an empty folder, with
 nothing but the installed commands, openssl and this clone (for the test double). Then what
 the guide says: its `text` blocks appear in what the commands printed, register.json holds what
-the guide shows, and the site opens in Chromium with Acme certified, Bolt verified but not
-certified and neither rejected package on the index."""
+the guide shows, and the register of night 1 opens in Chromium with Acme certified, that of
+night 3 with Acme's first certificate superseded and its second revoked, Bolt verified but not
+certified, and neither rejected package anywhere."""
 
 from __future__ import annotations
 
@@ -64,25 +65,39 @@ def test_the_certification_guide_runs_as_written_and_shows_what_it_says(tmp_path
                 f"the guide says {said!r}; it printed:\n" + (finished.stdout[-4000:])
             )
     site = tmp_path / "site"
-    assert sorted(p.name for p in (tmp_path / "public").iterdir()) == [
-        "badges", "certificates", "index.html", "register.json", "style.css",
+    assert sorted(p.name for p in site.iterdir()) == [
+        "badges", "body.pub.pem", "certificates", "checkpoint.intoto.jsonl", "index.html",
+        "keys", "log.jsonl", "packages", "register.json", "style.css", "summaries",
     ]  # fmt: skip
+    assert len((tmp_path / "rejections.jsonl").read_text().splitlines()) == 2
     with Browser.start(tmp_path) as browser:
-        index = browser.open(site / "index.html")
-        certified = index.evaluate(
-            "[...document.querySelectorAll('#certified + table tbody tr')]"
-            ".map(r => [...r.cells].map(c => c.textContent))"
-        )
-        assert [row[:4] for row in certified] == [
-            ["Acme Pets", "Acme Store 2.3", "conformant", "day"]
+        night1 = browser.open(tmp_path / "night1" / "index.html")
+        assert [row[:4] for row in rows(night1, "certified")] == [
+            ["Acme Pets", "Acme Store 2.3", "certified", "day"]
         ]
-        others = index.evaluate(
-            "[...document.querySelectorAll('#not-certified + table tbody tr')]"
-            ".map(r => [...r.cells].map(c => c.textContent))"
-        )
-        assert [row[:3] for row in others] == [["Bolt Pets", "Bolt API 1.0", "not conformant"]]
+        index = browser.open(site / "index.html")
+        assert rows(index, "certified") == []
+        assert [row[:4] for row in rows(index, "revoked")] == [
+            ["Acme Pets", "Acme Store 2.3", "revoked", "full"]
+        ]
+        assert [row[:4] for row in rows(index, "superseded")] == [
+            ["Acme Pets", "Acme Store 2.3", "superseded", "day"]
+        ]
+        others = rows(index, "not-certified")
+        assert [row[:2] for row in others] == [["Bolt Pets", "Bolt API 1.0"]]
         assert "failed AUTH-WWW-AUTHENTICATE" in " ".join(others[0])
         text = index.evaluate("document.body.innerText")
         assert "forged" not in text and "tampered" not in text and "Acme Store 9" not in text
-        assert not index.errors()
+        assert "Pet Registry Board" in text
+        assert not index.errors() and not night1.errors()
         index.screenshot(screenshots(tmp_path) / "certification-guide-index.png")
+
+
+def rows(index, section: str) -> list[list[str]]:
+    """The rows of an index section: each cell's text, the status cell's first word."""
+    found = index.evaluate(
+        f"[...document.querySelectorAll('#{section} + table tbody tr')]"
+        ".map(r => [...r.cells].map(c => c.textContent))"
+    )
+    return [[*row[:2], row[2].split()[0] if section != "not-certified" else row[2], *row[3:]]
+            for row in found]  # fmt: skip

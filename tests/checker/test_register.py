@@ -59,7 +59,7 @@ def signed_run(folder: Path, name: str, vendor: str, key: Path, faults=()) -> Pa
     return folder / f"{name}.zip"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # shared with test_register_history and _site_safety
 def vendors(tmp_path_factory) -> Vendors:
     folder = tmp_path_factory.mktemp("vendors")
     acme, bolt, evil = (openssl_key(folder, n) for n in ("acme", "bolt", "evil"))
@@ -146,30 +146,39 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
     )
     packages.garbage(uploads / "garbage.zip")
     packages.zip_bomb(uploads / "bomb.zip", gigabytes=1)
-    revoked = "revoked:\n  - run: withdrawn-run\n    date: 2026-12-01\n    reason: wrong target\n"
-    ring = keyring(tmp_path, vendors, revoked)
-    status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site")
+    ring = keyring(
+        tmp_path,
+        vendors,
+        "revoked:\n  - run: withdrawn-run\n    date: 2026-12-01\n    reason: wrong target\n",
+    )
+    rejections = tmp_path / "rejections.jsonl"
+    status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site",
+                                "--publish-failures", "--rejections", rejections)  # fmt: skip
     assert status == 1, out + err
     document = json.loads((tmp_path / "site" / "register.json").read_text())
-    certified = document["certificates"]
+    statuses = {c["run_id"]: c["status"] for c in document["certificates"]}
     run_id = json.loads((vendors.acme_reports / "conformance.json").read_text())["run_id"]
-    assert [(c["vendor"], c["implementation"], c["run_id"]) for c in certified] == [
-        ("Acme Pets", "acme 1.0", run_id)
-    ]
-    assert certified[0]["verdict"] == "conformant" and certified[0]["expires"]
+    assert statuses == {run_id: "certified", "older-run": "superseded", "withdrawn-run": "revoked"}
+    [certified] = [c for c in document["certificates"] if c["status"] == "certified"]
+    assert (certified["vendor"], certified["implementation"]) == ("Acme Pets", "acme 1.0")
+    assert certified["verdict"] == "conformant" and certified["expires"]
+    [revoked] = [c for c in document["certificates"] if c["status"] == "revoked"]
+    assert revoked["revoked"]["reason"] == "wrong target"
     assert {
         (e["vendor"], e["implementation"], e["verdict"]) for e in document["not_certified"]
     } == {
         ("Bolt Pets", "bolt 1.0", "not conformant"),
         ("Acme Pets", "acme smoke", "conformant"),
     }
-    assert [e["run_id"] for e in document["superseded"]] == ["older-run"]
-    reasons = {Path(r["package"]).name: r["reason"] for r in document["rejected"]}
+    assert "rejected" not in document
+    reasons = {
+        Path(r["package"]).name: r["reason"]
+        for r in map(json.loads, rejections.read_text().splitlines())
+    }
     assert set(reasons) == {
         "tampered.zip",
         "foreign.zip",
         "unknown.zip",
-        "revoked.zip",
         "badsig.zip",
         "garbage.zip",
         "bomb.zip",
@@ -178,17 +187,18 @@ def test_the_register_keeps_what_verifies_and_turns_away_the_rest(vendors, tmp_p
     assert "conformance.json was altered" in reasons["tampered.zip"]
     assert "signed with a key of the vendor 'Bolt Pets'" in reasons["foreign.zip"]
     assert "no key in the keyring" in reasons["unknown.zip"]
-    assert reasons["revoked.zip"] == "certificate revoked on 2026-12-01: wrong target"
     assert "signature does not verify" in reasons["badsig.zip"]
     assert reasons["garbage.zip"] == "not a zip file"
     assert "zip bomb" in reasons["bomb.zip"]
     # The vendor is read from the small manifest; the envelope verifies; verify finds the rest.
     assert "conformance.json was altered" in reasons["deep.zip"]
-    assert "1 certified, 2 verified but not certified, 1 superseded, 8 rejected" in out
-    assert "12 of 12 packages" in err
-    index = (tmp_path / "site" / "index.html").read_text()
-    assert "acme 1.0" in index and "bolt 1.0" in index
-    assert not any(name in index for name in reasons), "a rejected package on the public index"
+    assert "1 certified, 1 superseded, 0 expired, 1 revoked; 2 verified but not certified" in out
+    assert "12 of 12 packages" in err and "rejected " in err and "rejected " not in out
+    site_text = "".join(p.read_text(errors="replace") for p in (tmp_path / "site").rglob("*.*")
+                        if p.suffix in (".html", ".json", ".jsonl"))  # fmt: skip
+    assert "acme 1.0" in site_text and "bolt 1.0" in site_text
+    assert not any(name in site_text for name in reasons), "a rejected package on the site"
+    assert str(tmp_path) not in site_text, "a path of the body's machine on the site"
 
 
 def test_every_package_registered_is_exit_0(vendors, tmp_path, capsys):
@@ -197,7 +207,8 @@ def test_every_package_registered_is_exit_0(vendors, tmp_path, capsys):
         capsys, vendors.acme_zip, vendors.bolt_zip, "--keyring", ring, "--out", tmp_path / "site"
     )
     assert status == 0, out + err
-    assert "1 certified, 1 verified but not certified, 0 superseded, 0 rejected" in out
+    assert "1 certified, 0 superseded, 0 expired, 0 revoked; 0 verified but not certified " in out
+    assert "published, 1 not published" in out and "not certified, not published" in err
 
 
 @pytest.mark.parametrize(
@@ -242,7 +253,7 @@ def test_no_package_or_a_foreign_folder_is_exit_2(vendors, tmp_path, capsys):
     status, _, err = register(
         capsys, vendors.acme_zip, "--keyring", ring, "--out", tmp_path / "busy"
     )
-    assert status == 2 and "no register.json" in err
+    assert status == 2 and "no log.jsonl of this register" in err
     assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
 
 
@@ -270,8 +281,9 @@ def test_the_site_in_chromium_shows_what_verified_and_runs_nothing(vendors, tmp_
     packages.flipped_signature(vendors.acme_zip, uploads / "rejected-one.zip")
     site = tmp_path / "site"
     status, out, err = register(
-        capsys, uploads, "--keyring", keyring(tmp_path, vendors), "--out", site
-    )
+        capsys, uploads, "--keyring", keyring(tmp_path, vendors), "--out", site,
+        "--publish-failures",
+    )  # fmt: skip
     assert status == 1, out + err
     with Browser.start(tmp_path) as browser:
         index = browser.open(site / "index.html")
@@ -354,7 +366,7 @@ def test_a_certificate_expires_after_its_days_or_at_the_next_suite_version(
                             implementation="fresh")  # fmt: skip
     ring = keyring(tmp_path, vendors)
     status, out, err = register(capsys, uploads, "--keyring", ring, "--out", tmp_path / "site",
-                                "--valid-days", "5")  # fmt: skip
+                                "--valid-days", "5", "--publish-failures")  # fmt: skip
     assert status == 0, out + err
     document = json.loads((tmp_path / "site" / "register.json").read_text())
     assert [c["implementation"] for c in document["certificates"]] == ["fresh"]
@@ -376,34 +388,72 @@ def test_a_bad_keyring_leaves_the_published_register_as_it_was(vendors, tmp_path
     assert sorted(p.relative_to(site) for p in site.rglob("*")) == before
 
 
-def test_the_matrix_workflows_last_job_registers_the_artifacts_as_download_artifact_lays_them(
-    vendors, tmp_path
-):
-    """ci-templates/certify-matrix.yml's register step, run as written by bash, over packages
-    laid out as actions/download-artifact lays out `package-*` artifacts (one folder each,
-    holding the report folder with the target's package in it)."""
+def git(*args, cwd: Path) -> str:
+    environment = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run(["git", *args], cwd=cwd, env=environment, capture_output=True,
+                          text=True, check=True, timeout=60)  # fmt: skip
+    return done.stdout
+
+
+def test_the_matrix_workflows_last_job_extends_and_publishes_the_register(vendors, tmp_path):
+    """ci-templates/certify-matrix.yml's register job, its scripts run as written by bash on two
+    nights: packages laid out as actions/download-artifact lays out `package-*` artifacts, the
+    gh-pages branch (a local bare repository here) checked out in `pages` as actions/checkout
+    leaves it; the register restored from it, extended, signed and pushed back."""
     root = Path(__file__).resolve().parents[2]
     workflow = yaml.safe_load((root / "ci-templates" / "certify-matrix.yml").read_text())
     certify, last = workflow["jobs"]["certify"], workflow["jobs"]["register"]
     [action] = [s for s in certify["steps"] if "with" in s and "package" in s["with"]]
     [download] = [s for s in last["steps"] if "download-artifact" in str(s.get("uses"))]
-    [step] = [s for s in last["steps"] if "register" in str(s.get("run"))]
-    for entry in certify["strategy"]["matrix"]["include"]:
-        artifact = action["with"]["artifact-name"].replace("${{ matrix.target }}", entry["target"])
-        package = action["with"]["package"].replace("${{ matrix.target }}", entry["target"])
-        placed = tmp_path / download["with"]["path"] / artifact / Path(package).name
-        placed.parent.mkdir(parents=True)
-        packages.signed_variant(vendors.acme_reports, placed, vendors.acme[0], tmp_path,
-                                implementation=entry["implementation"])  # fmt: skip
+    scripts = [s["run"] for s in last["steps"] if s.get("name", "").startswith(
+        ("The body's", "Extend", "Publish"))]  # fmt: skip
+    assert len(scripts) == 3
+    origin = tmp_path / "origin.git"
+    git("init", "-q", "--bare", "-b", "gh-pages", str(origin), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    git("init", "-q", "-b", "gh-pages", str(seed), cwd=tmp_path)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--allow-empty", "-m", "0",
+        cwd=seed)  # fmt: skip
+    git("push", "-q", str(origin), "gh-pages", cwd=seed)
+    body_key = openssl_key(tmp_path, "body")[0]
+    (tmp_path / "policy.yaml").write_text("profiles: [full, day]\n", encoding="utf-8")
     (tmp_path / "keyring.yaml").write_text(
         f"vendors:\n  Acme Pets:\n    keys: [{vendors.acme[1]}]\n", encoding="utf-8"
     )
     path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-    finished = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
-                              env={**os.environ, "PATH": path}, capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    document = json.loads((tmp_path / "site" / "register.json").read_text())
-    assert sorted(c["implementation"] for c in document["certificates"]) == sorted(
-        e["implementation"] for e in certify["strategy"]["matrix"]["include"]
+    environment = {**os.environ, "PATH": path, "RUNNER_TEMP": str(tmp_path),
+                   "BODY_KEY": body_key.read_text(), **last["env"],
+                   "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+    for night in (1, 2):
+        work = tmp_path / f"night{night}"
+        work.mkdir()
+        for name in ("policy.yaml", "keyring.yaml"):
+            (work / name).write_bytes((tmp_path / name).read_bytes())
+        git("clone", "-q", "-b", "gh-pages", str(origin), "pages", cwd=work)
+        for entry in certify["strategy"]["matrix"]["include"]:
+            target = entry["target"]
+            artifact = action["with"]["artifact-name"].replace("${{ matrix.target }}", target)
+            package = action["with"]["package"].replace("${{ matrix.target }}", target)
+            placed = work / download["with"]["path"] / artifact / Path(package).name
+            placed.parent.mkdir(parents=True)
+            packages.signed_variant(vendors.acme_reports, placed, vendors.acme[0], tmp_path,
+                                    implementation=entry["implementation"],
+                                    run_id=f"{target}-{night}")  # fmt: skip
+        for script in scripts:
+            finished = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=work,
+                                      env=environment, capture_output=True, text=True,
+                                      timeout=120)  # fmt: skip
+            assert finished.returncode == 0, finished.stdout + finished.stderr
+    published = tmp_path / "published"
+    git("clone", "-q", "-b", "gh-pages", str(origin), str(published), cwd=tmp_path)
+    document = json.loads((published / "register.json").read_text())
+    statuses = sorted((c["implementation"], c["run_id"][-1], c["status"])
+                      for c in document["certificates"])  # fmt: skip
+    implementations = sorted(e["implementation"] for e in certify["strategy"]["matrix"]["include"])
+    assert statuses == sorted(
+        [(i, "1", "superseded") for i in implementations]
+        + [(i, "2", "certified") for i in implementations]
     )
+    assert document["body"]["name"] == last["env"]["BODY_NAME"]
+    assert (published / ".nojekyll").is_file() and (published / "checkpoint.intoto.jsonl").is_file()
+    assert len(git("log", "--oneline", cwd=published).splitlines()) == 3
