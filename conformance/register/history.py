@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.register import names
-from conformance.register.entries import TIME_FORMAT, newer_suite
+from conformance.register.entries import TIME_FORMAT, older_suite
 from conformance.register.log import Log
 
 REGISTER = "register.json"
@@ -160,7 +160,7 @@ def status_now(found: dict, newer: dict | None, now: datetime.datetime) -> tuple
         return REVOKED, None
     if newer is not None:
         return SUPERSEDED, newer["page"]
-    if (found["expires"] or "") < now.strftime(TIME_FORMAT) or newer_suite(found["suite_version"]):
+    if (found["expires"] or "") < now.strftime(TIME_FORMAT) or older_suite(found["suite_version"]):
         return EXPIRED, None
     return CERTIFIED, None
 

@@ -103,6 +103,7 @@ class Run:
         self.past, self.made, self.progress = past, made, progress
         self.out: Path = arguments.out
         self.now = clock()
+        self.seen: dict[str, str] = {}  # package sha256: the upload it was first seen as
         self.time = self.now.strftime(TIME_FORMAT)
 
     def register(self, paths: list[Path], judge) -> Result:
@@ -140,10 +141,11 @@ class Run:
             incoming.unlink(missing_ok=True)
             result.rejected.append((display_name(path), found))
             return
-        if self.past.known(found.package_sha256):
+        first = self.seen.setdefault(found.package_sha256, display_name(path))
+        if first != display_name(path) or self.past.known(found.package_sha256):
             incoming.unlink()
             result.known += 1
-            self.progress(f"{display_name(path)}: already registered (a copy), counted once")
+            self.progress(f"{display_name(path)}: a copy of {first}, already judged; counted once")
             return
         if found.reason is not None and not self.arguments.publish_failures:
             incoming.unlink()

@@ -275,13 +275,13 @@ def test_a_certificate_expires_on_a_later_run_with_no_upload(vendors, tmp_path, 
     ring = tmp_path / "keyring.yaml"
     ring.write_text(keyring_text(vendors), encoding="utf-8")
     package = packages.signed_variant(vendors.acme_reports, tmp_path / "p.zip", vendors.acme[0],
-                                      tmp_path, profile="day", time=ago(100))  # fmt: skip
+                                      tmp_path, profile="day", time=ago(10))  # fmt: skip
     site = tmp_path / "site"
-    args = ["--keyring", ring, "--out", site, "--valid-days", "120"]
+    args = ["--keyring", ring, "--out", site, "--valid-days", "20"]
     assert register(capsys, package, *args)[0] == 0
     [record] = document(site)["certificates"]
     assert record["status"] == "certified"
-    later = publish.clock() + datetime.timedelta(days=30)
+    later = publish.clock() + datetime.timedelta(days=15)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(publish, "clock", lambda: later)
         status, out, err = register(capsys, *args)

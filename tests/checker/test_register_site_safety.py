@@ -138,7 +138,7 @@ def test_a_revocation_of_no_certificate_is_one_line_and_exit_2(
     capsys,
 ):
     before = tree(site)
-    extra = "revoked:\n  - run: never-issued\n    reason: typo\n"
+    extra = "revoked:\n  - run: never-issued\n    date: 2026-12-01\n    reason: typo\n"
     status, out, err = register(capsys, "--keyring", ring(tmp_path, vendors, extra), "--out", site)
     assert status == 2 and out == ""
     assert err.strip().splitlines() == [
