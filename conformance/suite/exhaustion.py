@@ -31,7 +31,7 @@ from conformance.burst.spender import (
 from conformance.burst.waves import Burst, Wave
 from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
-from conformance.httpclient.client import ConformanceClient, TargetThrottled
+from conformance.httpclient.client import ConformanceClient, RunOver, TargetThrottled
 from conformance.httpclient.service_kind import ServiceKind, front_refusal
 from conformance.judging import checks
 from conformance.judging.checks import cannot_check, expect
@@ -89,13 +89,15 @@ class EarlyExhaustion:
 def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce: Announce) -> None:
     """The scenario. A key refused on end past the run's bound for one key (TargetThrottled)
     leaves it with no verdict, unless its refusals already prove that its window never reset
-    (conformance.judging.reset_promise): that proof does not depend on when they were sent."""
+    (conformance.judging.reset_promise): that proof does not depend on when they were sent.
+    A run that may send nothing more (RunOver: its deadline, an interruption) still stops."""
     try:
         spend_and_recover(client, settings, announce)
-    except TargetThrottled:
+    except TargetThrottled as stopped:
         label = settings.exhaustion_key
         clock = ServerClock.of(client.exchanges)
-        if not judge_broken_reset(of_the_key(client.exchanges, label), clock):
+        proven = judge_broken_reset(of_the_key(client.exchanges, label), clock)
+        if not proven or isinstance(stopped, RunOver):
             raise
         announce(f"{label} key: refused past each reset it was promised; no more is waited for")
 

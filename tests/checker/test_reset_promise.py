@@ -11,11 +11,13 @@ import pytest
 
 from conformance.burst.spender import Spender
 from conformance.burst.waves import Burst
-from conformance.httpclient.client import ConformanceClient
+from conformance.httpclient.client import ConformanceClient, RunOver, TargetThrottled
 from conformance.judging import checks
 from conformance.judging.ratelimit import ServerClock, Snapshot, snapshot
 from conformance.judging.reset_promise import broken_reset, judge_broken_reset
 from conformance.judging.verdict import NOT_CONFORMANT, decide
+from conformance.settings import Settings
+from conformance.suite import exhaustion
 from tests.checker.test_ratelimit import NOW, exchange
 
 SAME = ServerClock(0.0)  # the server keeps our time
@@ -66,6 +68,17 @@ def test_the_issues_loaded_run_proves_the_window_never_reset():
     # The first two resets passed and refused are enough: 25.6 s into the key's run.
     sent = [s.exchange.started_at - KEY_RUN for s in found.refusals]
     assert sent == pytest.approx([4.2, 15.2, 25.6])
+
+
+def test_the_same_shape_recorded_on_this_machine_under_load_too():
+    """reset-moves-ahead beside three other checks and six spinning processes on two cores,
+    before the fix: no verdict at the bound for one key, 140 s into the run. Each refusal's
+    time into the run, and the Reset it announced."""
+    recorded = [(14.5, 15.2), (25.6, 36.2), (37.5, 48.2), (49.0, 59.2), (60.4, 71.2)]
+    history = [refusal(at, KEY_RUN + reset) for at, reset in recorded]
+    found = broken_reset(history, SAME)
+    assert found is not None
+    assert found.last.exchange.started_at - KEY_RUN == pytest.approx(37.5)
 
 
 def test_it_fails_reset_honest_and_decides_not_conformant():
@@ -150,3 +163,40 @@ def test_the_burst_ends_on_the_proof_though_its_429_came_in_its_windows_last_sec
     assert not spender.decided(burst)  # in its window's last second: not told
     record.extend(s.exchange for s in history[61:63])
     assert spender.decided(burst)
+
+
+@pytest.mark.parametrize(
+    ("refusals", "stop", "judged"),
+    [
+        (3, TargetThrottled("key 'spare' has been refused (429) on end for 99 s"), True),
+        (2, TargetThrottled("key 'spare' has been refused (429) on end for 99 s"), False),
+        (3, RunOver("the run's deadline of 300 s (--deadline) passed"), False),
+    ],
+)
+def test_a_key_refused_past_the_bound_is_judged_on_its_proof(
+    monkeypatch: pytest.MonkeyPatch, refusals: int, stop: TargetThrottled, judged: bool
+):
+    """Past the bound for one key, the run had no verdict: where the key's refusals prove its
+    window never reset, the scenario fails LIM-RESET-HONEST and the run goes on; where they do
+    not, or the run may send nothing more, it stops as before."""
+    history = the_issues_run()[: 60 + refusals]
+    client = ConformanceClient(
+        "http://petstore.test/v1",
+        {"spare": "k" * 16},
+        transport=httpx.MockTransport(lambda request: httpx.Response(200)),
+    )
+    client._receiver.recorder._exchanges.extend(s.exchange for s in history)
+
+    def refused_on_end(*args: object) -> None:
+        raise stop
+
+    monkeypatch.setattr(exhaustion, "spend_and_recover", refused_on_end)
+    ledger = checks.start_run()
+    settings = Settings("http://petstore.test/v1", "m" * 16, spare_api_key="k" * 16)
+    if judged:
+        exhaustion.exhaust_and_recover(client, settings, lambda message: None)
+    else:
+        with pytest.raises(type(stop)):
+            exhaustion.exhaust_and_recover(client, settings, lambda message: None)
+    failed = [r for r in ledger.results if r.requirement_id == "LIM-RESET-HONEST"]
+    assert [r.passed for r in failed] == ([False] if refusals == 3 else [])
