@@ -52,6 +52,7 @@ from conformance.judging.ratelimit import (
     settled_in_its_window,
     snapshot,
 )
+from conformance.judging.reset_promise import broken_reset
 
 PATH = "/categories"
 SPENDING_CEILING = 4
@@ -188,7 +189,7 @@ class Spender:
     announce: Announce = lambda message: None
     # Waits until late in the key's window (the boundary burst), where its first wave began;
     # None where it began at once.
-    go_late: Callable[[], bool] | None = None
+    go_late: Callable[..., bool] | None = None
     reach: Reach = field(init=False, repr=False)  # how wide it may go, and whether it is beyond
 
     def __post_init__(self) -> None:
@@ -222,6 +223,8 @@ class Spender:
         refused = burst.refused
         if refused is None:
             return False
+        if broken_reset(of_the_key(self.client.exchanges, self.label), self.clock()):
+            return True  # refused past two resets it announced: no later window would tell more
         # A wave begun late on purpose may meet a busy machine there: one more try for it.
         most = MAX_REFUSALS + (1 if self.go_late else 0)
         if refused.status != 429 or refused.reset is None or burst.refusals >= most:
@@ -240,7 +243,7 @@ class Spender:
         quiet = until_a_quiet_window(burst.history[-1], self.reach.window_now(burst))
         self.client.wait(self.label, quiet, reason)
         if self.go_late is not None:
-            self.go_late()
+            self.go_late(retry_on_429=False)
         fresh = self.client.get(PATH, key=self.label, retry_on_429=False, pace=False)
         burst.add([snapshot(fresh)])
 

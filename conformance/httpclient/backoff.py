@@ -20,6 +20,7 @@ from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from conformance.httpclient.blanket import Blanket
+from conformance.httpclient.limit_headers import header_number
 
 BASE_DELAY = 1.0
 """First exponential back-off step, in seconds."""
@@ -115,15 +116,13 @@ def reset_wait(
 
     Only a plausible wait (0 < wait <= LONGEST_WAIT + RESET_MARGIN) is returned: a header that
     lies (a reset in the past, or hours ahead because it reports the daily quota) must not stall
-    the run; should the server really be limiting, its 429 and `Retry-After` take over.
+    the run; should the server really be limiting, its 429 and `Retry-After` take over. So
+    must a value that is not a number LIM-HEADERS-VALID accepts (a Remaining of -1 is no
+    window spent).
     """
-    if remaining is None or reset is None:
-        return None
-    try:
-        if int(remaining.strip()) > kept:
-            return None
-        reset_at = float(reset.strip())
-    except ValueError:
+    left = header_number(remaining)
+    reset_at = header_number(reset, fraction=True)
+    if left is None or reset_at is None or left > kept:
         return None
     server_now = http_date_to_unix(date)
     reference = server_now if server_now is not None else wall_now
@@ -232,9 +231,11 @@ class Pacer:
                 state.reason = f"X-RateLimit-Reset (Remaining down to the {state.kept} kept)"
             state.held_until = max(state.held_until, until)
 
-    def wait_until_ready(self, label: str, kept: bool = False) -> float:
+    def wait_until_ready(self, label: str, kept: bool = False, scheduled: bool = False) -> float:
         """Sleep until `label` may send; raise TargetThrottled rather than wait beyond max_wait.
-        `kept`: the request may use what the key keeps (`keep`)."""
+        `kept`: the request may use what the key keeps (`keep`). `scheduled`: a wait the run
+        chose itself (a reset it waits for, a refusal it asks again a minute on), not one a
+        refusal imposed: it does not count toward the bound on a key refused on end."""
         waited = 0.0
         while (wait := self.remaining(label, kept)) > 0:
             if wait > self.max_wait:
@@ -245,7 +246,8 @@ class Pacer:
             if (blanket := self.blanket.reason(self.clock.now())) is not None:
                 raise TargetThrottled(blanket)
             self.check(label, wait)
-            self._check_refused_for(label, wait)
+            if not scheduled:
+                self._check_refused_for(label, wait)
             over = self.on_wait(label, wait, self._state(label).reason) if self.on_wait else None
             self.clock.sleep(wait)
             if over is not None:
@@ -258,7 +260,9 @@ class Pacer:
 
     def _check_refused_for(self, label: str, wait: float) -> None:
         """A key refused on end for longer than max_wait (a ban, an outage, a limiter that
-        refuses whatever the client does) is waited for no more."""
+        refuses whatever the client does) is waited for no more. Only the waits refusals impose
+        count: a confirmation the run schedules itself (the day's refusal asked again a whole
+        minute on, 121 s into it on a real minute) is never cut off by this bound."""
         state = self._state(label)
         if not state.consecutive_429s:
             return

@@ -228,10 +228,11 @@ class ConformanceClient:
 
     def wait(self, key: str, seconds: float, reason: str) -> float:
         """Hold the key label for `seconds` (a scenario waiting for a reset) and wait it out,
-        so that the wait is paced, counted and announced like any other."""
+        so that the wait is paced, counted and announced like any other. The run chose it:
+        the bound on a key refused on end does not cut it off (`Pacer.wait_until_ready`)."""
         if seconds > 0:
             self._pacer.block(key, seconds, reason)
-        return self._pacer.wait_until_ready(key)
+        return self._pacer.wait_until_ready(key, scheduled=True)
 
     def keep(self, key: str, count: int) -> None:
         """Keep the last `count` requests of the key label's window for requests sent with

@@ -11,6 +11,7 @@ import httpx
 
 from conformance.httpclient import responses
 from conformance.httpclient.backoff import Pacer, reset_wait, retry_after_seconds
+from conformance.httpclient.limit_headers import invalid_value
 from conformance.httpclient.recording import Exchange, Recorder
 from conformance.httpclient.service_kind import FRONT_REFUSALS, ServiceKind, front_refusal
 
@@ -87,6 +88,11 @@ class Receiver:
             return
         remaining = exchange.header("X-RateLimit-Remaining")
         reset = exchange.header("X-RateLimit-Reset")
+        if invalid_value(exchange):
+            # A value that fails LIM-HEADERS-VALID (a Remaining of -1, of 1e400, above its
+            # Limit) tells nothing of the window: the key is not held for its reset. Refusals
+            # (their Retry-After, the back-off) pace it still, as on a server without headers.
+            remaining = reset = None
         wait = reset_wait(remaining, reset, date, time.time())
         self._pacer.on_response(label, wait if pace else None)
         kept = self._pacer.kept(label)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from conformance.httpclient.client import Exchange
+from conformance.httpclient.limit_headers import invalid_value
 from conformance.judging.response_checks import (
     credential_refused,
     rate_limit_values,
@@ -271,15 +272,31 @@ class Counting:
 def counting(history: Iterable[Snapshot], clock: ServerClock) -> Counting:
     """Order-free: in each window, the settled counted responses' Remaining values span as many
     as there were requests. A value of 0 counts once (a server past its limit stays at 0: that
-    is LIM-429-WHEN-EXCEEDED's business, not counting's)."""
+    is LIM-429-WHEN-EXCEEDED's business, not counting's). A request counted among them whose
+    answer carried a value LIM-HEADERS-VALID rejects (a Remaining of -1) is a step all the
+    same: Remaining fell across it unseen."""
+    history = list(history)
     steps = fall = 0
     for window in windows(history, clock):
-        values = [s.remaining for s in window.members if s.counted and window.settled(s)]
+        settled = [s for s in window.members if s.counted and window.settled(s)]
+        values = [s.remaining for s in settled]
         values = [v for v in values if v] + ([0] if 0 in values else [])  # type: ignore[misc]
         if len(values) >= 2:
-            steps += len(values) - 1
+            steps += len(values) - 1 + unread_among(history, settled)
             fall += max(values) - min(values)
     return Counting(steps, fall)
+
+
+def unread_among(history: list[Snapshot], members: list[Snapshot]) -> int:
+    """Counted requests sent between the first and the last of `members` whose answers carried
+    a rate-limit value that fails LIM-HEADERS-VALID."""
+    start = min(s.exchange.started_at for s in members)
+    end = max(s.exchange.started_at for s in members)
+    return sum(
+        1
+        for s in history
+        if s.counted and start < s.exchange.started_at < end and invalid_value(s.exchange)
+    )
 
 
 @dataclass(frozen=True)
@@ -354,7 +371,11 @@ def refused_within_quota(
 
     A window of refusals alone, each saying Remaining 0, is a block, not a refusal within
     quota: a server may refuse past the window whose quota was spent (a penalty, its Reset
-    moved on to the block's end), and no request of that window was ever served to count."""
+    moved on to the block's end), and no request of that window was ever served to count.
+
+    A response of the window whose rate-limit value fails LIM-HEADERS-VALID (a Remaining of
+    -1, of 1e400) may have been the one to say 0: a refusal after it proves nothing."""
+    history = list(history)
     for window in windows(history, clock):
         if window.limit != per_minute:
             continue
@@ -363,8 +384,21 @@ def refused_within_quota(
         if not served:
             refused = [s for s in refused if s.remaining]
         if refused and not any(s.remaining == 0 for s in served):
-            return min(refused, key=lambda s: s.received)
+            first = min(refused, key=lambda s: s.received)
+            if not unreadable_before(history, window, first):
+                return first
     return None
+
+
+def unreadable_before(history: list[Snapshot], window: Window, refusal: Snapshot) -> bool:
+    """A request of the key counted in `window` before `refusal` was answered, whose answer
+    carried a rate-limit value that fails LIM-HEADERS-VALID: what it said is unknown."""
+    return any(
+        s.counted
+        and invalid_value(s.exchange)
+        and window.first_sent <= s.exchange.started_at <= refusal.received
+        for s in history
+    )
 
 
 def refused_after_quota(

@@ -12,9 +12,14 @@ import re
 from typing import Any, Protocol
 
 from conformance.httpclient.client import Exchange
+from conformance.httpclient.limit_headers import (
+    INTEGER,
+    RATE_LIMIT_HEADERS,
+    header_problems,
+    rate_limit_values,
+)
 from conformance.judging.checks import expect
 
-RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 MINUTE, DAY = 60, 86_400
 # Date has one-second resolution and Reset is rounded to whole seconds: one second either way.
 CLOCK_TOLERANCE = 1.0
@@ -25,8 +30,6 @@ STALE_DATE_TOLERANCE = 5.0
 # later than its Date a response may have been made (a Date cached on a busy server: 11 s seen
 # beside a second test run on two cores).
 CLOCKS_DIFFER = 30.0
-_INTEGER = re.compile(r"^\s*\d+\s*$")
-_DECIMAL = re.compile(r"^\s*\d+(\.\d+)?\s*$")
 _BEARER_CHALLENGE = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
 # The statuses that say a credential was refused: 401, and the 403 some servers send instead.
 REFUSED_CREDENTIAL = (401, 403)
@@ -74,43 +77,6 @@ def check_every_response(exchange: Exchange, settings: RunFacts) -> None:
         )
 
 
-def header_number(text: str | None, *, fraction: bool = False) -> float | None:
-    """A header value as a non-negative number: an integer, or, where `fraction`, a decimal."""
-    if text is None:
-        return None
-    pattern = _DECIMAL if fraction else _INTEGER
-    return float(text) if pattern.match(text) else None
-
-
-def rate_limit_values(exchange: Exchange) -> dict[str, float] | None:
-    """The three headers as numbers (Reset may carry a fraction of a second), or None where any
-    is missing or malformed."""
-    values = {}
-    for name in RATE_LIMIT_HEADERS:
-        value = header_number(exchange.header(name), fraction=name == "X-RateLimit-Reset")
-        if value is None:
-            return None
-        values[name] = value
-    return values
-
-
-def header_problems(exchange: Exchange) -> list[str]:
-    """What is wrong with each of the three headers, naming the header and the value."""
-    problems = []
-    for name in RATE_LIMIT_HEADERS:
-        text = exchange.header(name)
-        if header_number(text, fraction=name == "X-RateLimit-Reset") is None:
-            kind = "a Unix time in seconds" if name == "X-RateLimit-Reset" else "a whole number"
-            problems.append(f"{name} must be {kind} (non-negative), got {text!r}")
-    values = rate_limit_values(exchange)
-    if values and values["X-RateLimit-Remaining"] > values["X-RateLimit-Limit"]:
-        problems.append(
-            f"X-RateLimit-Remaining ({exchange.header('X-RateLimit-Remaining')!r}) must not "
-            f"exceed X-RateLimit-Limit ({exchange.header('X-RateLimit-Limit')!r})"
-        )
-    return problems
-
-
 def check_rate_limit_headers(exchange: Exchange, settings: RunFacts) -> None:
     missing = [name for name in RATE_LIMIT_HEADERS if exchange.header(name) is None]
     if not expect(
@@ -129,7 +95,7 @@ def check_rate_limit_headers(exchange: Exchange, settings: RunFacts) -> None:
     reset_text = exchange.header("X-RateLimit-Reset") or ""
     expect(
         "LIM-RESET-WHOLE-SECONDS",
-        _INTEGER.match(reset_text),
+        INTEGER.match(reset_text),
         f"X-RateLimit-Reset should be a Unix time in whole seconds, got {reset_text!r}",
         exchange,
     )
@@ -299,7 +265,7 @@ def check_www_authenticate(exchange: Exchange) -> None:
 def retry_after_seconds(exchange: Exchange) -> float | None:
     """Retry-After as seconds from the response (delay-seconds or HTTP-date), None if unusable."""
     text = (exchange.header("Retry-After") or "").strip()
-    if _INTEGER.match(text):
+    if INTEGER.match(text):
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text).timestamp()

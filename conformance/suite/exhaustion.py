@@ -31,7 +31,7 @@ from conformance.burst.spender import (
 from conformance.burst.waves import Burst, Wave
 from conformance.burst.window import spend_window
 from conformance.httpclient.backoff import LONGEST_WAIT
-from conformance.httpclient.client import ConformanceClient
+from conformance.httpclient.client import ConformanceClient, RunOver, TargetThrottled
 from conformance.httpclient.service_kind import ServiceKind, front_refusal
 from conformance.judging import checks
 from conformance.judging.checks import cannot_check, expect
@@ -48,6 +48,7 @@ from conformance.judging.ratelimit import (
     settled_in_its_window,
     snapshot,
 )
+from conformance.judging.reset_promise import judge_broken_reset
 from conformance.judging.response_checks import retry_after_seconds
 from conformance.judging.spent_window import SpentWindow, judge_window
 from conformance.settings import Settings
@@ -86,6 +87,22 @@ class EarlyExhaustion:
 
 
 def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce: Announce) -> None:
+    """The scenario. A key refused on end past the run's bound for one key (TargetThrottled)
+    leaves it with no verdict, unless its refusals already prove that its window never reset
+    (conformance.judging.reset_promise): that proof does not depend on when they were sent.
+    A run that may send nothing more (RunOver: its deadline, an interruption) still stops."""
+    try:
+        spend_and_recover(client, settings, announce)
+    except TargetThrottled as stopped:
+        label = settings.exhaustion_key
+        clock = ServerClock.of(client.exchanges)
+        proven = judge_broken_reset(of_the_key(client.exchanges, label), clock)
+        if not proven or isinstance(stopped, RunOver):
+            raise
+        announce(f"{label} key: refused past each reset it was promised; no more is waited for")
+
+
+def spend_and_recover(client: ConformanceClient, settings: Settings, announce: Announce) -> None:
     label = settings.exhaustion_key
     per_minute = settings.plan_limits[0]
     other = label != "main"
@@ -111,6 +128,8 @@ def exhaust_and_recover(client: ConformanceClient, settings: Settings, announce:
     finally:
         client.keep("main", 0)
     clock = ServerClock.of(client.exchanges)
+    if judge_broken_reset(of_the_key(client.exchanges, label), clock):
+        return  # refused past two resets it announced: what the burst showed is beside it
     judge_burst(burst, settings, clock, by_statuses(client, burst), fronted(client, burst))
     if not is_429(burst):
         return
@@ -140,7 +159,9 @@ window's last second (where nothing can be told). A window shorter than four of 
 is spent at once, as before: a late wave there would land unsettled on a busy machine."""
 
 
-def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int | None) -> bool:
+def go_late_in_its_window(
+    client: ConformanceClient, label: str, per_minute: int | None, retry_on_429: bool = True
+) -> bool:
     """Wait until late in the key's minute window before its burst, where its wave can still
     land there: the window after the reset is then spent just after this one, across the
     boundary, as fixed windows allow and a limiter refilled continuously at the plan's figure
@@ -149,8 +170,12 @@ def go_late_in_its_window(client: ConformanceClient, label: str, per_minute: int
     when it happened to start late in a window. The run waits for the reset after the burst
     all the same; met in its last quarter, the key waits for the next one's. The main key's
     tests go on meanwhile, keeping room for the check after it (`MAIN_KEPT`). True where it
-    waited."""
-    seen = snapshot(client.get(PATH, key=label))
+    waited. Asked again after a 429 (`retry_on_429=False`), a key still refused is not
+    retried here: the spender's own probe, once its Retry-After has passed, tells why (a window
+    that never resets, refused past each reset it announces)."""
+    seen = snapshot(client.get(PATH, key=label, retry_on_429=retry_on_429))
+    if not seen.served and not retry_on_429:
+        return False
     reset = minute_reset(seen, per_minute)
     if reset is None:
         return False

@@ -21,12 +21,20 @@ class StubClient:
         """A key whose window began with its first request (the run's first contact), a whole
         minute before its Reset, and now has `reset_in` seconds left."""
         self.reset_in, self.remaining = reset_in, remaining
+        self.status = 200
         self.exchanges: list[Exchange] = []
         self.waited: list[float] = []
         if reset_in <= 60:
             self.get("/categories", "spare", at=time.time() - (60 - reset_in))
 
-    def get(self, path: str, key: str, at: float | None = None, elapsed: float = 0.002) -> Exchange:
+    def get(
+        self,
+        path: str,
+        key: str,
+        at: float | None = None,
+        elapsed: float = 0.002,
+        retry_on_429: bool = True,
+    ) -> Exchange:
         now = time.time()
         sent = now if at is None else at
         headers = [
@@ -42,7 +50,7 @@ class StubClient:
             url="http://127.0.0.1:8000/v1/categories",
             request_headers={},
             request_body=None,
-            status=200,
+            status=self.status,
             response_headers=headers,
             response_body="[]",
             started_at=sent,
@@ -85,6 +93,17 @@ def test_a_reset_in_the_past_sends_the_burst_at_once() -> None:
     client = StubClient(reset_in=-3600.0)
     assert not go_late_in_its_window(client, "spare", 60)
     assert client.waited == []
+
+
+def test_asked_again_after_a_429_a_key_still_refused_is_not_retried_nor_timed() -> None:
+    """Issue 51: asked again after its burst's 429, a window that never resets refused each
+    retry past the reset it announced, until the run's bound for one key ended it unjudged.
+    The spender's own probe, after the refusal's Retry-After, follows instead."""
+    client = StubClient(reset_in=40.0, remaining=0)
+    client.status = 429
+    assert not go_late_in_its_window(client, "spare", 60, retry_on_429=False)
+    assert client.waited == []
+    assert len(client.exchanges) == 2  # the window's first request, and the one asked again
 
 
 class AlignedClient(StubClient):

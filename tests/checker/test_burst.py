@@ -445,10 +445,15 @@ def test_a_burst_begun_late_begins_late_again_after_a_429_in_its_last_second():
         return original_get(path, **kwargs)
 
     client.get = get  # type: ignore[method-assign]
-    spender = Spender(client, "main", 60, go_late=lambda: steps.append("late again") is None)
+
+    def go_late(retry_on_429: bool = True) -> bool:
+        steps.append(f"late again{'' if retry_on_429 else ', a refusal not retried'}")
+        return True
+
+    spender = Spender(client, "main", 60, go_late=go_late)
     spender.start_again(Burst([snapshot(original_get("/categories", key="main"))]))
     assert steps == [
         "wait: a whole window without its requests (a sliding window forgets them one by one)",
-        "late again",
+        "late again, a refusal not retried",
         "probe",
     ]

@@ -483,6 +483,27 @@ def test_a_key_refused_on_end_is_waited_for_no_longer_than_max_wait():
     assert sum(server.clock.sleeps) <= 120
 
 
+def test_a_wait_the_run_schedules_is_not_cut_off_by_the_bound_on_a_refused_key():
+    """The day profile asks a refusal at a window's opening again a whole minute on: on a real
+    minute that lands 121 s into the key's refusals, past the 120 s bound, which is for the
+    waits refusals impose, not for the confirmations the run schedules itself."""
+    client, server = make_client(too_many("60"), too_many("60"), httpx.Response(200), max_wait=120)
+    client.get("/categories", retry_on_429=False)  # the window's last request: refused
+    client.get("/categories", retry_on_429=False)  # the next window's opening, a minute on
+    client.wait("main", 61.0, "the refusal asked again a whole minute on")
+    assert client.get("/categories", retry_on_429=False).status == 200
+    assert server.times[2] - server.times[0] > 120
+
+
+def test_the_bound_on_a_refused_key_still_holds_for_the_waits_refusals_impose():
+    client, server = make_client(too_many("60"), max_wait=120)
+    client.get("/categories", retry_on_429=False)
+    client.get("/categories", retry_on_429=False)
+    with pytest.raises(TargetThrottled, match="refused \\(429\\) on end"):
+        client.get("/categories", retry_on_429=False)
+    assert len(server.seen) == 2
+
+
 def test_a_halted_client_sends_nothing_more():
     client, server = make_client()
     client.get("/categories")
@@ -566,6 +587,37 @@ def test_without_a_reserve_remaining_two_does_not_pace():
     client.get("/categories")
     client.get("/categories")
     assert server.gaps()[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("limit", "remaining"), [("60", "-1"), ("60", "1e400"), ("60", " 0.0"), ("sixty", "0")]
+)
+def test_a_value_that_fails_headers_valid_does_not_hold_the_key(limit: str, remaining: str):
+    """A Remaining of -1 or 1e400 (or a Limit that is no number) is no window spent: the key is
+    not held for its reset (a run held it 19 times on such a server, ten times its length)."""
+    answer = spent(10, remaining=remaining)
+    answer.headers["X-RateLimit-Limit"] = limit
+    client, server = make_client(answer, httpx.Response(200))
+    client.get("/categories")
+    client.get("/categories")
+    assert server.gaps()[0] == 0.0
+
+
+def test_reset_wait_takes_only_numbers_headers_valid_accepts():
+    now = SERVER_DATE.timestamp()
+    reset = str(int(now) + 10)
+    assert reset_wait("0", reset, None, now) == pytest.approx(11.0)
+    for remaining in ("-1", "1e400", "0.0", "-0"):
+        assert reset_wait(remaining, reset, None, now) is None, remaining
+    assert reset_wait("0", f"{reset}e0", None, now) is None
+
+
+def test_a_refusal_with_a_bad_remaining_still_honours_its_retry_after():
+    refused = too_many("5")
+    refused.headers.update({"X-RateLimit-Remaining": "-1", "X-RateLimit-Limit": "60"})
+    client, server = make_client(refused, httpx.Response(200), rng=random.Random(0))
+    client.get("/categories")
+    assert server.gaps()[0] >= 5.0
 
 
 def test_reset_is_judged_against_the_servers_date_not_our_clock():

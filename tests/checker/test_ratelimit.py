@@ -213,6 +213,21 @@ def test_requests_the_handler_refused_count_too():
     assert tally_of(history).problem is None
 
 
+def test_answers_whose_remaining_cannot_be_read_are_steps_it_fell_across_unseen():
+    """Every third answer says Remaining -1 or 1e400 (issue 51): the others, read alone, fell
+    by 1.5 a request, but across every request sent they fell by one."""
+    history = falling(59, 30)
+    for i in range(1, 29, 3):  # the first and the last read: 29 over 19 steps alone
+        headers = [("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", ("-1", "1e400")[i % 2])]
+        garbled = exchange(
+            200, [*headers, ("X-RateLimit-Reset", str(int(RESET)))], at=NOW + i * 0.01
+        )
+        history[i] = snapshot(garbled)
+    tally = tally_of(history)
+    assert tally.judged and tally.problem is None
+    assert tally.steps == 29
+
+
 def test_a_sliding_window_giving_requests_back_near_its_reset_is_not_judged():
     # Requests of a burst one window ago expire one by one within Reset's last second: each new
     # request is balanced by one given back, and Remaining stands still. Not a fault.
@@ -265,6 +280,24 @@ def test_unsettled_responses_do_not_prove_a_limit_broken():
 def test_a_429_while_quota_was_left_is_refused_within_quota():
     history = falling(3, 3) + [snap(0, status=429, at=NOW + 0.5)]
     assert refused_within_quota(history, PER_MINUTE, SAME) is history[-1]
+
+
+@pytest.mark.parametrize("bad", ["-1", "1e400"])
+def test_a_429_after_an_answer_whose_remaining_cannot_be_read_proves_nothing(bad: str):
+    """The answer that would have said Remaining 0 said -1 or 1e400 (LIM-HEADERS-VALID's
+    failure, issue 51): whether its window showed 0 before the 429 is unknown."""
+    headers = [
+        ("X-RateLimit-Limit", str(PER_MINUTE)),
+        ("X-RateLimit-Remaining", bad),
+        ("X-RateLimit-Reset", str(int(RESET))),
+    ]
+    garbled = snapshot(exchange(200, headers, at=NOW + 0.04))
+    assert garbled.remaining is None
+    refusal = snap(0, status=429, at=NOW + 0.5)
+    assert refused_within_quota([*falling(3, 3), garbled, refusal], PER_MINUTE, SAME) is None
+    # One sent after the refusal was answered could not have said 0 before it.
+    late = snapshot(exchange(200, headers, at=NOW + 0.6))
+    assert refused_within_quota([*falling(3, 3), refusal, late], PER_MINUTE, SAME) is refusal
 
 
 def test_a_429_after_the_quota_was_spent_is_honest_in_any_order():

@@ -405,6 +405,25 @@ def probe_never_resets(c: httpx.Client) -> None:
     assert c.get("/categories", headers=bearer("tiny-key")).status_code == 429
 
 
+def probe_reset_moves_ahead(c: httpx.Client) -> None:
+    refused = exhaust(c, "tiny-key")
+    reset = int(refused.headers["x-ratelimit-reset"])
+    time.sleep(max(0.0, reset - time.time()) + 0.1)  # past the reset the first 429 announced
+    again = c.get("/categories", headers=bearer("tiny-key"))
+    assert again.status_code == 429
+    assert int(again.headers["x-ratelimit-reset"]) >= reset + MINUTE  # a window ahead of it
+    assert (
+        int(again.headers["retry-after"]) >= int(again.headers["x-ratelimit-reset"]) - time.time()
+    )
+
+
+def probe_bad_numbers(c: httpx.Client) -> None:
+    seen = [c.get("/categories", headers=bearer("main-key")) for _ in range(6)]
+    remaining = [r.headers["x-ratelimit-remaining"] for r in seen]
+    bad = [value for value in remaining if value in ("-1", "1e400")]
+    assert len(bad) == 2 and set(bad) == {"-1", "1e400"}, remaining
+
+
 def probe_shared(c: httpx.Client) -> None:
     await_fresh_window()
     exhaust(c, "tiny-key")
@@ -478,6 +497,8 @@ FAULT_PROBES: dict[str, Probe] = {
     "limit-minus-one": probe_limit_minus_one,
     "retry-after-too-short": probe_too_short,
     "never-resets": probe_never_resets,
+    "reset-moves-ahead": probe_reset_moves_ahead,
+    "remaining-bad-numbers": probe_bad_numbers,
     "shared-counter": probe_shared,
     "no-ratelimit-headers-on-429": probe_no_headers_on_429,
     "limit-503": probe_limit_503,
@@ -490,11 +511,11 @@ FAULT_PROBES: dict[str, Probe] = {
 # Faults whose probes cannot disturb one another share a double: startup dominates the time.
 FAULT_GROUPS = [
     ("accept-any-bearer-token", "sunset-iso-date", "reset-in-milliseconds", "ids-repeat"),
-    ("limit-503",),
+    ("limit-503", "remaining-bad-numbers"),
     ("scheme-case-sensitive", "error-status-mismatch", "list-forgets-new", "emoji-name-500"),
     ("no-www-authenticate", "validation-422", "non-ascii-mangled", "pets-missing"),
     ("orders-without-auth", "content-type-ignored", "short-name-limit", "nginx-in-front"),
-    ("plain-text-body-as-name",),
+    ("plain-text-body-as-name", "reset-moves-ahead"),
     ("remaining-counts-double",),
     ("empty-bearer-crashes", "reset-window-start", "no-ratelimit-headers-on-429"),
     ("limit-plus-one",),

@@ -57,6 +57,7 @@ FRACTION_PHASE = 0.8905156  # windows that end at a fraction of a second, as slo
 SLOW_RESPONSE = 0.04  # seconds each response takes in the slow-responses variant
 TWO_WORKERS = 2  # requests handled at once in the two-workers variant, each taking WORKER_TIME
 WORKER_TIME = 0.045  # one connection then gives 22 requests a second, two workers 44
+BAD_REMAINING = ("-1", "1e400")  # the remaining-bad-numbers fault's values
 OVERSIZED_HEADER = 1024  # the Authorization header the oversized-key-500 fault crashes past
 LATE_WINDOW_LEFT = 2.5  # seconds of the first fixed window left at the first request (late-window)
 
@@ -124,7 +125,8 @@ class Route:
 
 @dataclass
 class Block:
-    until: float  # math.inf: for ever (never-resets)
+    until: float  # math.inf: for ever (never-resets, reset-moves-ahead)
+    moving: bool = False  # each refusal announces the next window's end (reset-moves-ahead)
 
 
 class CategoryStore:
@@ -195,6 +197,7 @@ class PetStoreDouble:
         self.front = front.TokenBuckets(config.minute_seconds)
         self.blocks: dict[str, Block] = {}
         self.refused_windows: dict[str, float] = {}  # the window end each caller was refused in
+        self.answers = 0  # answers carrying rate-limit headers (remaining-bad-numbers)
         self.announced_retry: dict[str, float] = {}
         self.early_requests: dict[str, int] = {}
         self.workers = asyncio.Semaphore(TWO_WORKERS)
@@ -355,7 +358,11 @@ class PetStoreDouble:
         block = self.blocks.get(identity)
         if block is not None and now < block.until:
             decision = self.limiter.hit(identity, plan, now, refuse=True)
-            if math.isfinite(block.until):
+            if block.moving:  # the reset every refusal announces is a window ahead of it
+                decision.retry_at = math.ceil(now + self.config.minute_seconds)
+                minute = decision.minute
+                decision.report = replace(minute, end=decision.retry_at, used=minute.limit)
+            elif math.isfinite(block.until):
                 decision.retry_at = block.until
                 decision.report = replace(
                     decision.report, end=block.until, used=decision.report.limit
@@ -364,6 +371,8 @@ class PetStoreDouble:
             decision = self.limiter.hit(identity, plan, now)
             if not decision.allowed and self.fault("never-resets"):
                 self.blocks[identity] = Block(math.inf)
+            if not decision.allowed and self.fault("reset-moves-ahead"):
+                self.blocks[identity] = Block(math.inf, moving=True)
             if not decision.allowed and self.fault("retry-after-too-short"):
                 # Retry-After says 1 s while the refusal lasts to the window's end, which Reset
                 # states honestly; where less than that is left, a block of a minute makes
@@ -670,6 +679,11 @@ class PetStoreDouble:
         names = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
         for name, value in zip(names, values, strict=True):
             response.headers[name] = str(value)
+        self.answers += 1
+        if self.fault("remaining-bad-numbers") and self.answers % 3 == 0:
+            # Every third answer: a counter gone below zero, or one no number holds.
+            bad = BAD_REMAINING[self.answers // 3 % len(BAD_REMAINING)]
+            response.headers["X-RateLimit-Remaining"] = bad
 
     def add_deprecation_headers(self, response: Response) -> None:
         if not self.fault("no-deprecation-header"):

@@ -214,6 +214,14 @@ FAULTS: dict[str, Fault] = {
     "headers-as-floats": Fault(
         "LIM-HEADERS-VALID", 'The X-RateLimit-* headers are written as floats ("59.0").'
     ),
+    "remaining-bad-numbers": Fault(
+        "LIM-HEADERS-VALID",
+        "Every third answer carries X-RateLimit-Remaining: -1 or 1e400 (a counter read from a "
+        "cache that overflowed, or not yet written), whatever the window has left; the others "
+        "count right. Run on a 10 s minute: a run that took such a value for a spent window "
+        "would hold its key for the reset each time (19 times a run, 211 s on a 10 s minute).",
+        minute_seconds=10.0,
+    ),
     # --- Enforcement ---------------------------------------------------------------------------
     "limit-plus-one": Fault(
         "LIM-429-WHEN-EXCEEDED",
@@ -246,6 +254,13 @@ FAULTS: dict[str, Fault] = {
     "never-resets": Fault(
         "LIM-RESET-HONEST",
         "Once a key was refused it stays refused, whatever Reset and Retry-After said.",
+    ),
+    "reset-moves-ahead": Fault(
+        "LIM-RESET-HONEST",
+        "Once a key is exhausted it stays refused, and each refusal moves X-RateLimit-Reset and "
+        "Retry-After a whole window ahead: a window that never resets, whose every 429 "
+        "promises the next one. Its first 429 states the true end of the window it spent.",
+        minute_seconds=10.0,
     ),
     "limit-503": Fault("LIM-429-WHEN-EXCEEDED", "Over the limit answers 503 instead of 429."),
     # The day: seen only where a run spends a key's day (the day profile).
