@@ -1,4 +1,11 @@
-"""GET and POST /categories."""
+"""GET and POST /categories, and the listing's JSON kept between changes.
+
+A listing is read and encoded again only when the store says it may have changed (its
+`version()`): SQLite counts its changes (in memory, where this process is the only writer) or
+asks `PRAGMA data_version` (a file, which other workers write too). A store without a cheap
+answer (PostgreSQL, shared by other instances: asking costs the round trip the query does)
+returns None, and its listing is read every time.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,10 @@ from collections.abc import Awaitable
 from typing import TypeVar
 
 from starlette.requests import Request
+from starlette.responses import Response
 
 from conformance.reference.auth import require_key
-from conformance.reference.errors import ApiError, JsonResponse
+from conformance.reference.errors import JSON_MEDIA_TYPE, ApiError, JsonResponse, dump_json
 from conformance.reference.outages import OutageLog
 from conformance.reference.storage import CategoryStore, DatabaseUnavailable
 from conformance.reference.validation import new_category_from
@@ -21,41 +29,46 @@ STORAGE_RETRY_AFTER_SECONDS = 1
 T = TypeVar("T")
 
 
-def _store(request: Request) -> CategoryStore:
-    return request.app.state.categories
+class Categories:
+    """The two operations over one store."""
 
+    def __init__(self, store: CategoryStore) -> None:
+        self.store = store
+        self.outage = OutageLog("category storage")
+        self._listing: tuple[object, bytes] | None = None  # (the store's version, the JSON)
 
-async def _stored(request: Request, operation: Awaitable[T]) -> T:
-    """The store's answer, or the 503 that says it has none now."""
-    outage: OutageLog = request.app.state.category_outage
-    try:
-        result = await operation
-    except DatabaseUnavailable as exc:
-        outage.failed(str(exc))
-        raise ApiError(
-            503,
-            "storage_unavailable",
-            "The category storage is unavailable; retry later.",
-            {"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)},
-        ) from None
-    outage.answered()
-    return result
+    async def endpoint(self, request: Request) -> Response:
+        """One route for both methods, so that a 405 lists them both in `Allow`."""
+        require_key(request.scope["petstore.caller"])
+        if request.method == "POST":
+            return await self.create(request)
+        return Response(await self._stored(self._listing_json()), media_type=JSON_MEDIA_TYPE)
 
+    async def create(self, request: Request) -> JsonResponse:
+        name, description = await new_category_from(request)
+        category = await self._stored(self.store.create(name, description))
+        return JsonResponse(category, status_code=201)
 
-async def list_categories(request: Request) -> JsonResponse:
-    require_key(request.scope["petstore.caller"])
-    return JsonResponse(await _stored(request, _store(request).list()))
+    async def _listing_json(self) -> bytes:
+        version_of = getattr(self.store, "version", None)  # a store may have no cheap answer
+        version = await version_of() if version_of is not None else None
+        if version is not None and self._listing is not None and self._listing[0] == version:
+            return self._listing[1]
+        listing = dump_json(await self.store.list())
+        self._listing = None if version is None else (version, listing)
+        return listing
 
-
-async def create_category(request: Request) -> JsonResponse:
-    require_key(request.scope["petstore.caller"])
-    name, description = await new_category_from(request)
-    category = await _stored(request, _store(request).create(name, description))
-    return JsonResponse(category, status_code=201)
-
-
-async def categories_endpoint(request: Request) -> JsonResponse:
-    """One route for both methods, so that a 405 lists them both in `Allow`."""
-    if request.method == "POST":
-        return await create_category(request)
-    return await list_categories(request)
+    async def _stored(self, operation: Awaitable[T]) -> T:
+        """The store's answer, or the 503 that says it has none now."""
+        try:
+            result = await operation
+        except DatabaseUnavailable as exc:
+            self.outage.failed(str(exc))
+            raise ApiError(
+                503,
+                "storage_unavailable",
+                "The category storage is unavailable; retry later.",
+                {"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)},
+            ) from None
+        self.outage.answered()
+        return result

@@ -1,0 +1,165 @@
+"""Where the limiter's fixed-window counts are kept: in this process, or in Redis. Either way one
+call (`count`) counts a request against its minute and, if the minute had room, its day, and
+says both counts and both windows' ends.
+
+The windows are the `limits` library's fixed windows, under the same keys: a window starts at
+its first request and lasts its length; a count past its end starts again at 1. The library's
+own calls took three to four per request (an INCR, an INCR or GET, one or two TTLs): in Redis
+that was as many round trips, in memory as many coroutines, each `incr` also starting an
+asyncio task to expire old keys. Here Redis runs one Lua script (one round trip, atomic), and
+memory is plain dictionaries.
+
+`get`, `incr` and `get_expiry` (the `limits` storage's calls) remain for the ban (`BanRule`),
+which only callers under a ban rule reach.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple, Protocol
+
+from limits.aio.storage import Storage
+
+# How often the memory counters drop windows that have ended (a caller that never returns
+# would otherwise keep its entry): a pass over all entries, at most this often.
+SWEEP_SECONDS = 10.0
+
+
+class KeyCounts(Protocol):
+    """The `limits` storage calls the ban is kept with (a `limits` storage is one too)."""
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int: ...
+
+    async def get(self, key: str) -> int: ...
+
+    async def get_expiry(self, key: str) -> float: ...
+
+
+class Counts(NamedTuple):
+    minute: int  # the minute's count, this request included
+    day: int  # the day's count, this request included if the minute had room
+    minute_ends: float  # Unix time the minute's window ends (now, when it has none)
+    day_ends: float
+
+
+class MemoryCounters:
+    """The counts of this process, as `limits`' memory storage keeps them."""
+
+    base_exceptions: tuple[type[Exception], ...] = ()  # nothing to lose: it is all in memory
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._ends: dict[str, float] = {}
+        self._next_sweep = 0.0
+
+    async def check(self) -> bool:
+        return True
+
+    def _incr(self, key: str, expiry: float, now: float) -> int:
+        if self._ends.get(key, 0.0) <= now:  # no window, or an ended one: a new window
+            self._counts[key] = 1
+            self._ends[key] = now + expiry
+            return 1
+        count = self._counts[key] + 1
+        self._counts[key] = count
+        return count
+
+    def _get(self, key: str, now: float) -> int:
+        return self._counts.get(key, 0) if self._ends.get(key, 0.0) > now else 0
+
+    def _ends_at(self, key: str, now: float) -> float:
+        ends = self._ends.get(key, now)
+        return ends if ends > now else now
+
+    def _sweep(self, now: float) -> None:
+        self._next_sweep = now + SWEEP_SECONDS
+        for key in [key for key, ends in self._ends.items() if ends <= now]:
+            del self._ends[key], self._counts[key]
+
+    async def count(
+        self,
+        minute_key: str,
+        minute_seconds: int,
+        minute_limit: int,
+        day_key: str,
+        day_seconds: int,
+    ) -> Counts:
+        now = time.time()
+        if now >= self._next_sweep:
+            self._sweep(now)
+        minute = self._incr(minute_key, minute_seconds, now)
+        if minute <= minute_limit:
+            day = self._incr(day_key, day_seconds, now)
+        else:
+            day = self._get(day_key, now)
+        return Counts(minute, day, self._ends_at(minute_key, now), self._ends_at(day_key, now))
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        count = self._incr(key, expiry, time.time()) - 1 + amount
+        self._counts[key] = count
+        return count
+
+    async def get(self, key: str) -> int:
+        return self._get(key, time.time())
+
+    async def get_expiry(self, key: str) -> float:
+        return self._ends_at(key, time.time())
+
+
+# KEYS: the minute's, the day's. ARGV: the minute's length (s), its limit, the day's length (s).
+# The day is counted only when the minute had room; PTTL is -2 for a key that does not exist.
+COUNT_SCRIPT = """
+local minute = redis.call("incr", KEYS[1])
+if minute == 1 then redis.call("expire", KEYS[1], ARGV[1]) end
+local day
+if minute <= tonumber(ARGV[2]) then
+    day = redis.call("incr", KEYS[2])
+    if day == 1 then redis.call("expire", KEYS[2], ARGV[3]) end
+else
+    day = tonumber(redis.call("get", KEYS[2]) or "0")
+end
+return {minute, day, redis.call("pttl", KEYS[1]), redis.call("pttl", KEYS[2])}
+"""
+
+
+class RedisCounters:
+    """The counts in Redis, through the connection of a `limits` Redis storage (redis-py), so
+    that the keys, the connection options and the errors are the library's."""
+
+    def __init__(self, storage: Any) -> None:  # limits.aio.storage.RedisStorage
+        self.storage: Storage = storage
+        self._prefixed = storage.bridge.prefixed_key
+        self._script = storage.bridge.get_connection().register_script(COUNT_SCRIPT)
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return self.storage.base_exceptions
+
+    async def check(self) -> bool:
+        return await self.storage.check()
+
+    async def count(
+        self,
+        minute_key: str,
+        minute_seconds: int,
+        minute_limit: int,
+        day_key: str,
+        day_seconds: int,
+    ) -> Counts:
+        keys = [self._prefixed(minute_key), self._prefixed(day_key)]
+        minute, day, minute_ms, day_ms = await self._script(
+            keys, [minute_seconds, minute_limit, day_seconds]
+        )
+        now = time.time()
+        return Counts(
+            int(minute), int(day), now + max(0, minute_ms) / 1000, now + max(0, day_ms) / 1000
+        )
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        return await self.storage.incr(key, expiry, amount)
+
+    async def get(self, key: str) -> int:
+        return await self.storage.get(key)
+
+    async def get_expiry(self, key: str) -> float:
+        return await self.storage.get_expiry(key)
