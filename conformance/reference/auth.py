@@ -10,6 +10,7 @@ import hashlib
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from starlette.types import Scope
 
@@ -32,7 +33,7 @@ class Caller:
     authenticated: bool
     token_given: bool  # an Authorization header with a bearer token was sent
 
-    @property
+    @cached_property  # a known key's Caller is made once and logged at every request
     def log_label(self) -> str:
         """How the access log names the caller: a short digest prefix, never the key."""
         if self.authenticated:

@@ -90,10 +90,19 @@ class Decision:
 
     def raw_headers(self) -> list[tuple[bytes, bytes]]:
         """`headers()` as an ASGI response carries them."""
-        return [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in self.headers().items()
+        if type(self).headers is not Decision.headers:  # a subclass says its own headers
+            return [
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in self.headers().items()
+            ]
+        raw = [
+            (b"x-ratelimit-limit", b"%d" % self.limit),
+            (b"x-ratelimit-remaining", b"%d" % self.remaining),
+            (b"x-ratelimit-reset", b"%d" % self.reset),
         ]
+        if self.retry_after is not None:
+            raw.append((b"retry-after", b"%d" % self.retry_after))
+        return raw
 
 
 def limits_unavailable(plan: Plan, now: float) -> Decision:
@@ -195,7 +204,7 @@ class RequestLimits:
         self.day_seconds = MINUTES_PER_DAY * self.minute_seconds
         self._storage: MemoryCounters | RedisCounters | None = None
         self.ban = ban
-        self._counters: dict[tuple[str, Plan], _Counters] = {}
+        self._counters: dict[str, tuple[Plan, _Counters]] = {}  # by caller identity
 
     async def open(self) -> None:
         """Connect the storage; called at application start-up, inside its event loop."""
@@ -237,24 +246,24 @@ class RequestLimits:
         return self._storage
 
     def _counters_of(self, caller: Caller) -> _Counters:
-        cache_key = (caller.identity, caller.plan)
-        counters = self._counters.get(cache_key)
-        if counters is None:
-            if len(self._counters) >= _MAX_CACHED_CALLERS:
-                self._counters.clear()
-            ident, plan = caller.identity, caller.plan
-            minute = RateLimitItemPerSecond(
-                plan.per_minute, self.minute_seconds, namespace="petstore-minute"
-            )
-            day = RateLimitItemPerSecond(plan.per_day, self.day_seconds, namespace="petstore-day")
-            counters = _Counters(
-                plan.per_minute,
-                plan.per_day,
-                minute.key_for(ident),
-                day.key_for(ident),
-                BanKeys.of(ident),
-            )
-            self._counters[cache_key] = counters
+        cached = self._counters.get(caller.identity)
+        if cached is not None and cached[0] is caller.plan:
+            return cached[1]
+        if len(self._counters) >= _MAX_CACHED_CALLERS:
+            self._counters.clear()
+        ident, plan = caller.identity, caller.plan
+        minute = RateLimitItemPerSecond(
+            plan.per_minute, self.minute_seconds, namespace="petstore-minute"
+        )
+        day = RateLimitItemPerSecond(plan.per_day, self.day_seconds, namespace="petstore-day")
+        counters = _Counters(
+            plan.per_minute,
+            plan.per_day,
+            minute.key_for(ident),
+            day.key_for(ident),
+            BanKeys.of(ident),
+        )
+        self._counters[ident] = (plan, counters)
         return counters
 
     async def admit(self, caller: Caller) -> Decision:
