@@ -6,8 +6,8 @@ The windows are the `limits` library's fixed windows, under the same keys: a win
 its first request and lasts its length; a count past its end starts again at 1. The library's
 own calls took three to four per request (an INCR, an INCR or GET, one or two TTLs): in Redis
 that was as many round trips, in memory as many coroutines, each `incr` also starting an
-asyncio task to expire old keys. Here Redis runs one Lua script (one round trip, atomic), and
-memory is plain dictionaries.
+asyncio task to expire old keys. Here Redis runs one Lua script (atomic), the requests of a
+moment sent together in one pipeline (one round trip), and memory is plain dictionaries.
 
 `get`, `incr` and `get_expiry` (the `limits` storage's calls) remain for the ban (`BanRule`),
 which only callers under a ban rule reach.
@@ -15,10 +15,13 @@ which only callers under a ban rule reach.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import time
 from typing import Any, NamedTuple, Protocol
 
 from limits.aio.storage import Storage
+from redis.exceptions import NoScriptError
 
 # How often the memory counters drop windows that have ended (a caller that never returns
 # would otherwise keep its entry): a pass over all entries, at most this often.
@@ -122,14 +125,24 @@ return {minute, day, redis.call("pttl", KEYS[1]), redis.call("pttl", KEYS[2])}
 """
 
 
+COUNT_SCRIPT_SHA = hashlib.sha1(COUNT_SCRIPT.encode()).hexdigest()
+
+
 class RedisCounters:
     """The counts in Redis, through the connection of a `limits` Redis storage (redis-py), so
-    that the keys, the connection options and the errors are the library's."""
+    that the keys, the connection options and the errors are the library's.
+
+    The counts asked for while a batch is on its way go together in the next batch: one
+    pipeline, one round trip, each script still atomic on its own. A lone request is sent at
+    once; under load a worker waits for Redis once per batch, not once per request.
+    """
 
     def __init__(self, storage: Any) -> None:  # limits.aio.storage.RedisStorage
         self.storage: Storage = storage
         self._prefixed = storage.bridge.prefixed_key
-        self._script = storage.bridge.get_connection().register_script(COUNT_SCRIPT)
+        self._client = storage.bridge.get_connection()
+        self._waiting: list[tuple[tuple[Any, ...], asyncio.Future[list[int]]]] = []
+        self._sender: asyncio.Task[None] | None = None
 
     @property
     def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
@@ -146,14 +159,60 @@ class RedisCounters:
         day_key: str,
         day_seconds: int,
     ) -> Counts:
-        keys = [self._prefixed(minute_key), self._prefixed(day_key)]
-        minute, day, minute_ms, day_ms = await self._script(
-            keys, [minute_seconds, minute_limit, day_seconds]
-        )
+        future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        keys = (self._prefixed(minute_key), self._prefixed(day_key))
+        self._waiting.append(((*keys, minute_seconds, minute_limit, day_seconds), future))
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send())
+        minute, day, minute_ms, day_ms = await future
         now = time.time()
         return Counts(
             int(minute), int(day), now + max(0, minute_ms) / 1000, now + max(0, day_ms) / 1000
         )
+
+    async def _send(self) -> None:
+        batch: list[tuple[tuple[Any, ...], asyncio.Future[list[int]]]] = []
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                pipeline = self._client.pipeline(transaction=False)
+                for arguments, _ in batch:
+                    pipeline.evalsha(COUNT_SCRIPT_SHA, 2, *arguments)
+                try:
+                    results = await pipeline.execute(raise_on_error=False)
+                except Exception as exc:  # Redis away: every request of the batch hears it
+                    results = [exc] * len(batch)
+                unknown = []  # a Redis that started afresh has no scripts: nothing was counted
+                for (arguments, future), result in zip(batch, results, strict=True):
+                    if future.done():  # its request was cancelled (the client left)
+                        continue
+                    if isinstance(result, NoScriptError):
+                        unknown.append((arguments, future))
+                    elif isinstance(result, Exception):
+                        future.set_exception(result)
+                    else:
+                        future.set_result(result)
+                batch = unknown
+                if unknown:
+                    await self._load_script(unknown)
+                batch = []
+        finally:
+            self._sender = None
+            for _, future in batch:  # this task was cancelled (the server stops)
+                future.cancel()
+
+    async def _load_script(
+        self, unknown: list[tuple[tuple[Any, ...], asyncio.Future[list[int]]]]
+    ) -> None:
+        """Load the script, and send again the counts Redis did not know it for."""
+        try:
+            await self._client.script_load(COUNT_SCRIPT)
+        except Exception as exc:  # Redis away again: those requests hear it
+            for _, future in unknown:
+                if not future.done():
+                    future.set_exception(exc)
+        else:
+            self._waiting[:0] = unknown
 
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         return await self.storage.incr(key, expiry, amount)
