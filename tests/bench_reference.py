@@ -2,16 +2,23 @@
 
     python -m tests.bench_reference [--seconds 4] [--rounds 5] [--connections 32]
                                     [--generator auto|wrk|python] [--setups memory,redis,postgres]
+                                    [--memory-requests 1000000]
 
 Every figure is measured in this run, on this machine: the reference and the yardstick (a
-Starlette app that answers `[]`, served by the same code, `tests/shared/bare_app.py`) are measured
-in turn, round after round, so that a busy neighbour slows both alike; the ratio of each round
-is reported with its median. Requests are GET /v1/categories on keep-alive connections, with
-the key of an enterprise plan too large to refuse anything. Set-ups:
+Starlette app that answers `[]` with fixed rate-limit headers, served by the same code,
+`tests/shared/bare_app.py`) are measured in turn, round after round, each round starting with
+the other, so that a busy neighbour slows both alike; the ratio of each round is reported with
+its median. Requests are GET /v1/categories on keep-alive connections, with the key of an
+enterprise plan too large to refuse anything. Set-ups:
 
 - one worker, memory limits, categories in SQLite in memory (the default `petstore-reference`);
 - two workers, limits in Redis, categories in a SQLite file;
 - two workers, limits in Redis, categories in PostgreSQL (a database made for the run).
+
+Then the reference of the first set-up is sent a million requests (`--memory-requests`), by wrk
+in runs of at most 10 s until that many are answered (wrk stops on time, not on a count: its Lua
+`thread:stop()` ends a thread, not the run), and its resident memory (VmRSS, with its worker
+processes) is read before and after.
 
 The load comes from `wrk` (one thread) when it is installed, else from `tests/shared/loadgen.py`, in
 a process of its own either way; the output says which. Nothing is asserted: the figures
@@ -59,6 +66,7 @@ from tests.shared.services import (
 
 PATH = "/categories"
 WARM_UP_SECONDS = 1.0
+MEMORY_RUN_SECONDS = 10  # one wrk run of the million's
 
 
 @dataclass
@@ -191,6 +199,57 @@ def postgres_for_bench(wanted: bool) -> Iterator[str | None]:
         yield name
 
 
+# --- memory after many requests ----------------------------------------------------------------
+
+
+def resident_kib(pid: int) -> int:
+    """VmRSS of a process and its children (a supervisor's workers), in KiB."""
+    total = 0
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for process in [str(pid), *children]:
+        status = Path(f"/proc/{process}/status").read_text()
+        total += int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE).group(1))
+    return total
+
+
+@dataclass
+class MemoryRun:
+    requests: int
+    seconds: float
+    failures: int
+    before_kib: int
+    after_kib: int
+
+
+def memory_after(server: ReferenceProcess, key: str, connections: int, requests: int) -> MemoryRun:
+    """Send `requests` (at least) with wrk, in runs of MEMORY_RUN_SECONDS; RSS before and after."""
+    before = resident_kib(server.process.pid)
+    sent = failures = 0
+    started = time.perf_counter()
+    while sent < requests:
+        command = ["wrk", "-t1", f"-c{connections}", f"-d{MEMORY_RUN_SECONDS}s", "--latency"]
+        command += ["-H", f"Authorization: Bearer {key}", server.base_url + PATH]
+        output = subprocess.run(
+            command, capture_output=True, text=True, check=True, timeout=MEMORY_RUN_SECONDS + 30
+        ).stdout
+        done = re.search(r"^\s+(\d+) requests in", output, re.MULTILINE)
+        if done is None:
+            raise RuntimeError(f"cannot read wrk's output:\n{output}")
+        sent += int(done.group(1))
+        failures += parse_wrk(output).failures
+    seconds = time.perf_counter() - started
+    return MemoryRun(sent, seconds, failures, before, resident_kib(server.process.pid))
+
+
+def print_memory(setup: Setup, run: MemoryRun) -> None:
+    print(
+        f"memory, {setup.name}: {run.before_kib / 1024:.1f} MiB resident before, "
+        f"{run.after_kib / 1024:.1f} MiB after {run.requests:,} requests in {run.seconds:.0f} s "
+        f"({run.requests / run.seconds:,.0f}/s, {run.failures} failed; wrk, "
+        f"{MEMORY_RUN_SECONDS} s runs until that many were answered)"
+    )
+
+
 # --- measuring and reporting -------------------------------------------------------------------
 
 
@@ -264,6 +323,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections")
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument(
+        "--memory-requests",
+        type=int,
+        default=1_000_000,
+        help="requests sent to the first set-up's reference before its memory is read again "
+        "(wrk only); 0 leaves this out",
+    )
+    parser.add_argument(
         "--setups",
         default=",".join(SETUP_NAMES),
         help="which set-ups, comma-separated: memory (1 worker), redis (2 workers, SQLite "
@@ -292,12 +358,21 @@ def main(argv: list[str] | None = None) -> int:
             for setup in chosen:
                 start(setup, key_spec)
             measure(chosen, generator, key, options)
+            print_report(chosen)
+            if options.memory_requests > 0 and chosen and shutil.which("wrk"):
+                first = chosen[0]
+                assert first.reference is not None
+                print_memory(
+                    first,
+                    memory_after(
+                        first.reference, key, options.connections, options.memory_requests
+                    ),
+                )
         finally:
             for setup in chosen:
                 stop(setup)
             if any(setup.workers > 1 for setup in chosen):
                 forget_redis_keys(key_digest(key))  # this run's counters, nobody else's
-    print_report(chosen)
     print(
         f"load average {os.getloadavg()[0]:.2f} at the end; "
         f"bench total {time.perf_counter() - started:.0f} s"

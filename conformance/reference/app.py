@@ -16,13 +16,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from conformance.reference.accesslog import AccessLogMiddleware
+from conformance.reference.accesslog import AccessLog
 from conformance.reference.auth import KeyRing
-from conformance.reference.categories import categories_endpoint
+from conformance.reference.categories import Categories
 from conformance.reference.errors import ROUTING_CODES, ApiError, error_response
 from conformance.reference.limiting import BanRule, RequestLimits
 from conformance.reference.middleware import RateLimitMiddleware
-from conformance.reference.outages import OutageLog
 from conformance.reference.pets import get_pet, list_orders
 from conformance.reference.plans import Plan
 from conformance.reference.storage import CategoryStore, category_store
@@ -105,6 +104,7 @@ def create_app(
         categories = category_store(settings.database)
     if limits is None:
         limits = RequestLimits(settings.rate_limit_storage, settings.minute_seconds, settings.ban)
+    log = AccessLog() if access_log else None
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -114,11 +114,13 @@ def create_app(
             yield
         finally:
             await categories.close()
+            if log is not None:
+                log.flush()
 
     api = Starlette(
         # Whole paths rather than a Mount("/v1"): the same answers, one router fewer per request.
         routes=[
-            Route("/v1/categories", categories_endpoint, methods=["GET", "POST"]),
+            Route("/v1/categories", Categories(categories).endpoint, methods=["GET", "POST"]),
             Route("/v1/pets/{petId}", get_pet, methods=["GET"]),
             Route("/v1/store/orders", list_orders, methods=["GET"]),
         ],
@@ -129,10 +131,7 @@ def create_app(
         },
         lifespan=lifespan,
     )
-    api.state.categories = categories
-    api.state.category_outage = OutageLog("category storage")
-    limited = RateLimitMiddleware(api, settings.keys, limits)
-    return AccessLogMiddleware(limited) if access_log else limited
+    return RateLimitMiddleware(api, settings.keys, limits, log)
 
 
 def create_app_from_environment() -> ASGIApp:

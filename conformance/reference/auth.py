@@ -10,6 +10,7 @@ import hashlib
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from starlette.types import Scope
 
@@ -23,32 +24,6 @@ def key_digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-class KeyRing:
-    """The known keys, by SHA-256 digest (hex), with their plans."""
-
-    def __init__(self, digests: Iterable[tuple[str, Plan]]) -> None:
-        self._entries = [(bytes.fromhex(digest), plan) for digest, plan in digests]
-
-    @classmethod
-    def from_keys(cls, keys: Iterable[tuple[str, Plan]]) -> KeyRing:
-        return cls((key_digest(key), plan) for key, plan in keys)
-
-    def digests(self) -> list[tuple[str, Plan]]:
-        return [(digest.hex(), plan) for digest, plan in self._entries]
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def lookup(self, token: str) -> tuple[str, Plan] | None:
-        """The digest and plan of a presented token, or None when it is no known key."""
-        candidate = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-        found = None
-        for digest, plan in self._entries:
-            if hmac.compare_digest(candidate, digest) and found is None:
-                found = (digest.hex(), plan)
-        return found
-
-
 @dataclass(frozen=True)
 class Caller:
     """Who sent a request: a known key, or an anonymous client address."""
@@ -58,12 +33,42 @@ class Caller:
     authenticated: bool
     token_given: bool  # an Authorization header with a bearer token was sent
 
-    @property
+    @cached_property  # a known key's Caller is made once and logged at every request
     def log_label(self) -> str:
         """How the access log names the caller: a short digest prefix, never the key."""
         if self.authenticated:
             return "key:" + self.identity.removeprefix("key:")[:8]
         return "anonymous"
+
+
+class KeyRing:
+    """The known keys, by SHA-256 digest (hex), with their plans, and the Caller each is (made
+    once: a request of a known key only finds it)."""
+
+    def __init__(self, digests: Iterable[tuple[str, Plan]]) -> None:
+        self._entries = [
+            (bytes.fromhex(digest), Caller(f"key:{digest}", plan, True, True))
+            for digest, plan in digests
+        ]
+
+    @classmethod
+    def from_keys(cls, keys: Iterable[tuple[str, Plan]]) -> KeyRing:
+        return cls((key_digest(key), plan) for key, plan in keys)
+
+    def digests(self) -> list[tuple[str, Plan]]:
+        return [(digest.hex(), caller.plan) for digest, caller in self._entries]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def caller(self, token: str) -> Caller | None:
+        """The caller a presented token makes, or None when it is no known key."""
+        candidate = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        found = None
+        for digest, caller in self._entries:
+            if hmac.compare_digest(candidate, digest) and found is None:
+                found = caller
+        return found
 
 
 def bearer_token(scope: Scope) -> tuple[bool, str | None]:
@@ -72,11 +77,16 @@ def bearer_token(scope: Scope) -> tuple[bool, str | None]:
     Well formed is exactly one Authorization header holding `<scheme> <token>`, the scheme
     `bearer` in any letter case (RFC 9110 section 11.1), one space, a token without blanks.
     """
-    values = [value for name, value in scope.get("headers", ()) if name == b"authorization"]
-    if len(values) != 1:
-        return bool(values), None
-    raw = values[0].decode("latin-1")
-    scheme, sep, token = raw.partition(" ")
+    raw = None
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            if raw is not None:  # more than one: none is taken
+                return True, None
+            raw = value
+    if raw is None:
+        return False, None
+    text = raw.decode("latin-1")
+    scheme, sep, token = text.partition(" ")
     if scheme.lower() != "bearer":
         return False, None
     if not sep or token.split() != [token]:  # empty, or a blank (str.isspace) inside
@@ -87,10 +97,9 @@ def bearer_token(scope: Scope) -> tuple[bool, str | None]:
 def identify(scope: Scope, keys: KeyRing) -> Caller:
     offered, token = bearer_token(scope)
     if token is not None:
-        found = keys.lookup(token)
-        if found is not None:
-            digest, plan = found
-            return Caller(f"key:{digest}", plan, authenticated=True, token_given=True)
+        caller = keys.caller(token)
+        if caller is not None:
+            return caller
     client = scope.get("client")
     host = client[0] if client else "unknown"
     return Caller(f"addr:{host}", ANONYMOUS_PLAN, authenticated=False, token_given=offered)

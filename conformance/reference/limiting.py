@@ -36,11 +36,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from limits import RateLimitItem, RateLimitItemPerSecond
-from limits.aio.storage import Storage
+from limits import RateLimitItemPerSecond
 from limits.storage import storage_from_string
 
 from conformance.reference.auth import Caller
+from conformance.reference.counters import KeyCounts, MemoryCounters, RedisCounters
 from conformance.reference.plans import Plan
 
 MINUTES_PER_DAY = 1440
@@ -88,6 +88,22 @@ class Decision:
             headers["Retry-After"] = str(self.retry_after)
         return headers
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """`headers()` as an ASGI response carries them."""
+        if type(self).headers is not Decision.headers:  # a subclass says its own headers
+            return [
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in self.headers().items()
+            ]
+        raw = [
+            (b"x-ratelimit-limit", b"%d" % self.limit),
+            (b"x-ratelimit-remaining", b"%d" % self.remaining),
+            (b"x-ratelimit-reset", b"%d" % self.reset),
+        ]
+        if self.retry_after is not None:
+            raw.append((b"retry-after", b"%d" % self.retry_after))
+        return raw
+
 
 def limits_unavailable(plan: Plan, now: float) -> Decision:
     """The answer while the rate-limit storage does not answer: fail closed, as a request that
@@ -113,7 +129,7 @@ class BanRule:
     after: int
     seconds: int
 
-    async def strike(self, storage: Storage, keys: BanKeys, retry_after: int) -> bool:
+    async def strike(self, storage: KeyCounts, keys: BanKeys, retry_after: int) -> bool:
         """Called for each refusal of a valid key, with the `Retry-After` it is given: True
         when this request earns the ban. A key that is not yet limited becomes limited for that
         long; one that is, takes a strike (strikes last as long as the limitation)."""
@@ -125,7 +141,7 @@ class BanRule:
         await storage.incr(keys.ban, self.seconds)
         return True
 
-    async def banned_until(self, storage: Storage, keys: BanKeys) -> float | None:
+    async def banned_until(self, storage: KeyCounts, keys: BanKeys) -> float | None:
         """The end of the key's ban, or None when it is not banned."""
         if await storage.get(keys.ban) < 1:
             return None
@@ -165,18 +181,11 @@ def banned(plan: Plan, until: float, now: float) -> Decision:
 class _Counters:
     """One caller's windows under one plan, with their storage keys (made once, not per request)."""
 
-    minute: RateLimitItem
-    day: RateLimitItem
+    minute_limit: int
+    day_limit: int
     minute_key: str
     day_key: str
     ban_keys: BanKeys
-
-
-@dataclass(frozen=True)
-class _WindowState:
-    limit: int
-    remaining: int
-    key: str
 
 
 # Bounds the memory the key cache may take: anonymous callers are one entry per address.
@@ -184,26 +193,25 @@ _MAX_CACHED_CALLERS = 4096
 
 
 class RequestLimits:
-    """The limits, counted in a `limits` storage with its fixed windows.
-
-    The storage's own calls (`incr` with the window's expiry, `get`, `get_expiry`) are used
-    rather than `FixedWindowRateLimiter`'s `test`, `hit` and `get_window_stats`: `hit` does not
-    say the count it reached, and with them a served request took nine storage calls (nine
-    Redis round trips) instead of four.
-    """
+    """The limits, counted in fixed windows (`counters.py`: in memory, or in Redis in one round
+    trip a request)."""
 
     def __init__(self, storage: str, minute_seconds: int, ban: BanRule | None = None) -> None:
         if minute_seconds < 1 or int(minute_seconds) != minute_seconds:
             raise ValueError("minute_seconds must be a whole number of seconds, at least 1")
         self.storage_uri = storage_uri(storage)
         self.minute_seconds = int(minute_seconds)
-        self._storage: Storage | None = None
+        self.day_seconds = MINUTES_PER_DAY * self.minute_seconds
+        self._storage: MemoryCounters | RedisCounters | None = None
         self.ban = ban
-        self._counters: dict[tuple[str, Plan], _Counters] = {}
+        self._counters: dict[str, tuple[Plan, _Counters]] = {}  # by caller identity
 
     async def open(self) -> None:
         """Connect the storage; called at application start-up, inside its event loop."""
-        storage = storage_from_string(self.storage_uri, **self._storage_options())
+        if self.storage_uri.startswith("async+memory://"):
+            self._storage = MemoryCounters()
+            return
+        storage = RedisCounters(storage_from_string(self.storage_uri, **self._storage_options()))
         try:
             healthy = await storage.check()
         except Exception as exc:  # any driver error means the same to the operator
@@ -213,8 +221,6 @@ class RequestLimits:
         self._storage = storage
 
     def _storage_options(self) -> dict[str, Any]:
-        if "redis" not in self.storage_uri:
-            return {}
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
 
@@ -234,32 +240,30 @@ class RequestLimits:
         return self.storage.base_exceptions
 
     @property
-    def storage(self) -> Storage:
+    def storage(self) -> MemoryCounters | RedisCounters:
         if self._storage is None:
             raise RuntimeError("RequestLimits.open() was not called")
         return self._storage
 
     def _counters_of(self, caller: Caller) -> _Counters:
-        cache_key = (caller.identity, caller.plan)
-        counters = self._counters.get(cache_key)
-        if counters is None:
-            if len(self._counters) >= _MAX_CACHED_CALLERS:
-                self._counters.clear()
-            ident, plan = caller.identity, caller.plan
-            minute = RateLimitItemPerSecond(
-                plan.per_minute, self.minute_seconds, namespace="petstore-minute"
-            )
-            day = RateLimitItemPerSecond(
-                plan.per_day, MINUTES_PER_DAY * self.minute_seconds, namespace="petstore-day"
-            )
-            counters = _Counters(
-                minute,
-                day,
-                minute.key_for(ident),
-                day.key_for(ident),
-                BanKeys.of(ident),
-            )
-            self._counters[cache_key] = counters
+        cached = self._counters.get(caller.identity)
+        if cached is not None and cached[0] is caller.plan:
+            return cached[1]
+        if len(self._counters) >= _MAX_CACHED_CALLERS:
+            self._counters.clear()
+        ident, plan = caller.identity, caller.plan
+        minute = RateLimitItemPerSecond(
+            plan.per_minute, self.minute_seconds, namespace="petstore-minute"
+        )
+        day = RateLimitItemPerSecond(plan.per_day, self.day_seconds, namespace="petstore-day")
+        counters = _Counters(
+            plan.per_minute,
+            plan.per_day,
+            minute.key_for(ident),
+            day.key_for(ident),
+            BanKeys.of(ident),
+        )
+        self._counters[ident] = (plan, counters)
         return counters
 
     async def admit(self, caller: Caller) -> Decision:
@@ -274,22 +278,23 @@ class RequestLimits:
             if until is not None:
                 return banned(caller.plan, until, now)
 
-        minute, day = counters.minute, counters.day
-        used_minute = await storage.incr(counters.minute_key, minute.get_expiry())
-        if used_minute <= minute.amount:
-            used_day = await storage.incr(counters.day_key, day.get_expiry())
-            allowed = used_day <= day.amount
-        else:
-            used_day = await storage.get(counters.day_key)  # for the headers: is it spent too?
-            allowed = False
-        limit, remaining, reset_at = await self._most_constraining(
-            [
-                _WindowState(
-                    minute.amount, max(0, minute.amount - used_minute), counters.minute_key
-                ),
-                _WindowState(day.amount, max(0, day.amount - used_day), counters.day_key),
-            ]
+        counts = await storage.count(
+            counters.minute_key,
+            self.minute_seconds,
+            counters.minute_limit,
+            counters.day_key,
+            self.day_seconds,
         )
+        minute_left = max(0, counters.minute_limit - counts.minute)
+        day_left = max(0, counters.day_limit - counts.day)
+        allowed = counts.minute <= counters.minute_limit and counts.day <= counters.day_limit
+        # The window with the fewest requests left; on a tie, the one that resets later.
+        if minute_left < day_left or (
+            minute_left == day_left and counts.minute_ends >= counts.day_ends
+        ):
+            limit, remaining, reset_at = counters.minute_limit, minute_left, counts.minute_ends
+        else:
+            limit, remaining, reset_at = counters.day_limit, day_left, counts.day_ends
         if allowed:
             return Decision(True, limit, remaining, _whole_seconds_up(reset_at))
 
@@ -304,20 +309,6 @@ class RequestLimits:
             retry_after=retry_after,
             code="rate_limited",
         )
-
-    async def _most_constraining(self, states: list[_WindowState]) -> tuple[int, int, float]:
-        """(limit, remaining, reset time) of the window with the fewest requests left; on a tie,
-        the one that resets later. Only the expiries a tie needs are read."""
-        fewest = min(state.remaining for state in states)
-        chosen: tuple[float, _WindowState] | None = None
-        for state in states:
-            if state.remaining == fewest:
-                reset_at = await self.storage.get_expiry(state.key)
-                if chosen is None or reset_at > chosen[0]:
-                    chosen = (reset_at, state)
-        assert chosen is not None
-        reset_at, state = chosen
-        return state.limit, fewest, reset_at
 
 
 def _whole_seconds_up(moment: float) -> int:

@@ -1,5 +1,6 @@
-"""The ASGI layer every request passes: who calls, whether the limits let it through, and the
-rate-limit headers on whatever the application answers (any path, any status)."""
+"""The ASGI layer every request passes: who calls, whether the limits let it through, the
+rate-limit headers on whatever the application answers (any path, any status), and the access
+log's line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from conformance.reference.accesslog import AccessLog, access_line
 from conformance.reference.auth import Caller, KeyRing, identify
 from conformance.reference.errors import error_response
 from conformance.reference.limiting import Decision, RequestLimits, limits_unavailable
@@ -34,36 +36,48 @@ REFUSALS = {
 
 
 class RateLimitMiddleware:
-    def __init__(self, app: ASGIApp, keys: KeyRing, limits: RequestLimits) -> None:
+    """Identify, count, answer (or refuse) with the rate-limit headers, and log the request: one
+    layer, so that each response message passes one wrapper, not one per concern."""
+
+    def __init__(
+        self, app: ASGIApp, keys: KeyRing, limits: RequestLimits, log: AccessLog | None = None
+    ) -> None:
         self.app = app
         self.keys = keys
         self.limits = limits
+        self.log = log
         self.outage = OutageLog("rate-limit storage")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = time.perf_counter()
         caller = identify(scope, self.keys)
         scope[CALLER_SCOPE_KEY] = caller
-        decision = await self._decide(caller)
-        headers = decision.headers()
-        if not decision.allowed:
-            code = decision.code or "rate_limited"
-            status, message = REFUSALS[code]
-            await error_response(status, code, message, headers)(scope, receive, send)
-            return
+        status = 0
+        try:
+            decision = await self._decide(caller)
+            raw_headers = decision.raw_headers()
 
-        raw_headers = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+            async def send_with_headers(message: Message) -> None:
+                nonlocal status
+                # Appended, not merged: no route sets these headers itself (an admitted
+                # request has no Retry-After), so there is nothing to replace.
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                    message["headers"] = [*message.get("headers", ()), *raw_headers]
+                await send(message)
 
-        async def send_with_headers(message: Message) -> None:
-            # Appended, not merged: no route sets these headers itself (an admitted request
-            # has no Retry-After), so there is nothing to replace.
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *raw_headers]
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+            if decision.allowed:
+                await self.app(scope, receive, send_with_headers)
+            else:
+                code = decision.code or "rate_limited"
+                refused, message = REFUSALS[code]
+                await error_response(refused, code, message)(scope, receive, send_with_headers)
+        finally:
+            if self.log is not None:
+                self.log.add(access_line(scope, caller, status, started))
 
     async def _decide(self, caller: Caller) -> Decision:
         try:

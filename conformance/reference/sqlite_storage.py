@@ -2,6 +2,9 @@
 
 Statements run in autocommit mode: an INSERT is committed when it returns.
 
+`version()` says cheaply whether the categories may have changed, so that a listing is encoded
+again only then (`categories.py`).
+
 Reads run at once on the event loop: a hop to a worker thread and back cost more than the query
 (it was most of a GET's time). In memory the data is in this process; a file is put in WAL
 mode, where a reader never waits for a writer, and read on a connection of its own. Writes to a
@@ -45,6 +48,7 @@ class SqliteCategoryStore:
         self._lock = threading.Lock()  # the writer's, when worker threads use it
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None  # the event loop's; None: read in a thread
+        self._writes = 0  # categories this process created (all there are, in memory)
 
     async def open(self) -> None:
         self._call(self._open)
@@ -55,11 +59,26 @@ class SqliteCategoryStore:
         return await run_in_threadpool(self._call, self._locked, _select)
 
     async def create(self, name: str, description: str | None) -> Category:
-        if self.path is None:
-            new_id = self._call(_insert, self._opened(), name, description)
-        else:
-            new_id = await run_in_threadpool(self._call, self._locked, _insert, name, description)
+        try:
+            if self.path is None:
+                new_id = self._call(_insert, self._opened(), name, description)
+            else:
+                new_id = await run_in_threadpool(
+                    self._call, self._locked, _insert, name, description
+                )
+        finally:  # even a failed write may have changed something: the listing is read again
+            self._writes += 1
         return new_category(new_id, name, description)
+
+    async def version(self) -> tuple[int, int] | None:
+        """Changes when the categories may have: this process's writes, and in a file, the
+        commits of other connections (`PRAGMA data_version` on the reading connection, which
+        sees them all, this process's writer's included). None when reads go to a thread."""
+        if self.path is None:
+            return (self._writes, 0)
+        if self._reader is None:
+            return None
+        return (self._writes, self._call(_data_version, self._reader))
 
     async def close(self) -> None:
         self._call(self._close)
@@ -110,6 +129,10 @@ def _connect(database: str) -> sqlite3.Connection:
 def _select(connection: sqlite3.Connection) -> list[Category]:
     rows = connection.execute("SELECT id, name, description FROM categories ORDER BY id")
     return [category_from_row(*row) for row in rows.fetchall()]
+
+
+def _data_version(connection: sqlite3.Connection) -> int:
+    return connection.execute("PRAGMA data_version").fetchone()[0]
 
 
 def _insert(connection: sqlite3.Connection, name: str, description: str | None) -> int:

@@ -4,7 +4,9 @@ for a database that does not answer, and the text encoding that keeps every stri
 Every back-end stores names and descriptions as UTF-8 bytes with `surrogatepass`, so that every
 string a JSON body can carry (NUL, emoji, even a lone surrogate escape) comes back exactly as
 sent, and commits a category before `create` returns it: a 201 is only sent for a stored one.
-The back-ends import this module; `storage.py` only picks one of them.
+The back-ends import this module; `storage.py` only picks one of them. A back-end may also
+have `async version()`: a value that changes whenever its categories may have, cheaper to get
+than the listing (`categories.py` then keeps the listing's JSON until it changes).
 """
 
 from __future__ import annotations

@@ -1,8 +1,15 @@
-"""Categories of the reference: create, list, exact echo, persistence across a restart."""
+"""Categories of the reference: create, list, exact echo, persistence across a restart, and the
+listing kept between changes."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import httpx
+
+from conformance.reference.categories import Categories
+from conformance.reference.sqlite_storage import SqliteCategoryStore
 
 KEY = "categories-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -60,3 +67,54 @@ def test_workers_sharing_a_sqlite_file_list_every_category(reference_server, tmp
         created.append(response.json())
         listings = [httpx.get(f"{server.base_url}/categories", headers=AUTH) for _ in range(3)]
         assert all(listing.json() == created for listing in listings)
+
+
+def test_listing_kept_until_another_worker_writes(tmp_path):
+    """Workers sharing a SQLite file each keep the listing's JSON; a category one of them
+    creates is listed by the others at once (`PRAGMA data_version`)."""
+    path = str(tmp_path / "shared.sqlite3")
+
+    async def scenario() -> None:
+        mine, other = SqliteCategoryStore(path), SqliteCategoryStore(path)
+        await mine.open()
+        await other.open()
+        listing = Categories(mine)
+        try:
+            first = await listing.listing_json()
+            assert first == b"[]"
+            assert await listing.listing_json() is first  # kept, not encoded again
+            await other.create("by another worker", None)
+            assert json.loads(await listing.listing_json()) == [
+                {"id": 1, "name": "by another worker"}
+            ]
+            await mine.create("by this one", "here")
+            assert json.loads(await listing.listing_json())[-1] == {
+                "id": 2,
+                "name": "by this one",
+                "description": "here",
+            }
+        finally:
+            await mine.close()
+            await other.close()
+
+    asyncio.run(scenario())
+
+
+def test_listing_in_memory_follows_every_create():
+    store = SqliteCategoryStore(None)
+    listing = Categories(store)
+
+    async def scenario() -> list[bytes]:
+        await store.open()
+        seen = [await listing.listing_json()]
+        for name in ("a", "b"):
+            await store.create(name, None)
+            seen.append(await listing.listing_json())
+        await store.close()
+        return seen
+
+    assert [json.loads(body) for body in asyncio.run(scenario())] == [
+        [],
+        [{"id": 1, "name": "a"}],
+        [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+    ]

@@ -1,5 +1,6 @@
-"""The benchmark's yardstick: a bare Starlette app that answers GET /v1/categories with `[]`,
-served exactly as the reference is (the same socket options, uvicorn settings and workers).
+"""The benchmark's yardstick: a bare Starlette app that answers GET /v1/categories with `[]` and
+fixed rate-limit headers (as many as the reference sends, and as long), served exactly as the
+reference is (the same socket options, uvicorn settings and workers).
 
     python -m tests.shared.bare_app [--host 127.0.0.1] [--port 0] [--workers N]
 
@@ -26,8 +27,16 @@ from conformance.reference.serve import (
 ANNOUNCEMENT = "bare-app listening on {base_url}"
 
 
+# What the reference sends a key with a quota too large to spend (the benchmark's).
+RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": "1000000000",
+    "X-RateLimit-Remaining": "999999999",
+    "X-RateLimit-Reset": "1796400000",
+}
+
+
 async def empty_list(request: Request) -> JSONResponse:
-    return JSONResponse([])
+    return JSONResponse([], headers=RATE_LIMIT_HEADERS)
 
 
 def create_bare_app() -> Starlette:

@@ -1,0 +1,224 @@
+"""Where the limiter's fixed-window counts are kept: in this process, or in Redis. Either way one
+call (`count`) counts a request against its minute and, if the minute had room, its day, and
+says both counts and both windows' ends.
+
+The windows are the `limits` library's fixed windows, under the same keys: a window starts at
+its first request and lasts its length; a count past its end starts again at 1. The library's
+own calls took three to four per request (an INCR, an INCR or GET, one or two TTLs): in Redis
+that was as many round trips, in memory as many coroutines, each `incr` also starting an
+asyncio task to expire old keys. Here Redis runs one Lua script (atomic), the requests of a
+moment sent together in one pipeline (one round trip), and memory is plain dictionaries.
+
+`get`, `incr` and `get_expiry` (the `limits` storage's calls) remain for the ban (`BanRule`),
+which only callers under a ban rule reach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import Any, NamedTuple, Protocol
+
+from limits.aio.storage import Storage
+from redis.exceptions import NoScriptError
+
+# How often the memory counters drop windows that have ended (a caller that never returns
+# would otherwise keep its entry): a pass over all entries, at most this often.
+SWEEP_SECONDS = 10.0
+
+
+class KeyCounts(Protocol):
+    """The `limits` storage calls the ban is kept with (a `limits` storage is one too)."""
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int: ...
+
+    async def get(self, key: str) -> int: ...
+
+    async def get_expiry(self, key: str) -> float: ...
+
+
+class Counts(NamedTuple):
+    minute: int  # the minute's count, this request included
+    day: int  # the day's count, this request included if the minute had room
+    minute_ends: float  # Unix time the minute's window ends (now, when it has none)
+    day_ends: float
+
+
+class MemoryCounters:
+    """The counts of this process, as `limits`' memory storage keeps them."""
+
+    base_exceptions: tuple[type[Exception], ...] = ()  # nothing to lose: it is all in memory
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._ends: dict[str, float] = {}
+        self._next_sweep = 0.0
+
+    async def check(self) -> bool:
+        return True
+
+    def _incr(self, key: str, expiry: float, now: float) -> int:
+        if self._ends.get(key, 0.0) <= now:  # no window, or an ended one: a new window
+            self._counts[key] = 1
+            self._ends[key] = now + expiry
+            return 1
+        count = self._counts[key] + 1
+        self._counts[key] = count
+        return count
+
+    def _get(self, key: str, now: float) -> int:
+        return self._counts.get(key, 0) if self._ends.get(key, 0.0) > now else 0
+
+    def _ends_at(self, key: str, now: float) -> float:
+        ends = self._ends.get(key, now)
+        return ends if ends > now else now
+
+    def _sweep(self, now: float) -> None:
+        self._next_sweep = now + SWEEP_SECONDS
+        for key in [key for key, ends in self._ends.items() if ends <= now]:
+            del self._ends[key], self._counts[key]
+
+    async def count(
+        self,
+        minute_key: str,
+        minute_seconds: int,
+        minute_limit: int,
+        day_key: str,
+        day_seconds: int,
+    ) -> Counts:
+        now = time.time()
+        if now >= self._next_sweep:
+            self._sweep(now)
+        minute = self._incr(minute_key, minute_seconds, now)
+        if minute <= minute_limit:
+            day = self._incr(day_key, day_seconds, now)
+        else:
+            day = self._get(day_key, now)
+        return Counts(minute, day, self._ends_at(minute_key, now), self._ends_at(day_key, now))
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        count = self._incr(key, expiry, time.time()) - 1 + amount
+        self._counts[key] = count
+        return count
+
+    async def get(self, key: str) -> int:
+        return self._get(key, time.time())
+
+    async def get_expiry(self, key: str) -> float:
+        return self._ends_at(key, time.time())
+
+
+# KEYS: the minute's, the day's. ARGV: the minute's length (s), its limit, the day's length (s).
+# The day is counted only when the minute had room; PTTL is -2 for a key that does not exist.
+COUNT_SCRIPT = """
+local minute = redis.call("incr", KEYS[1])
+if minute == 1 then redis.call("expire", KEYS[1], ARGV[1]) end
+local day
+if minute <= tonumber(ARGV[2]) then
+    day = redis.call("incr", KEYS[2])
+    if day == 1 then redis.call("expire", KEYS[2], ARGV[3]) end
+else
+    day = tonumber(redis.call("get", KEYS[2]) or "0")
+end
+return {minute, day, redis.call("pttl", KEYS[1]), redis.call("pttl", KEYS[2])}
+"""
+
+
+COUNT_SCRIPT_SHA = hashlib.sha1(COUNT_SCRIPT.encode()).hexdigest()
+
+
+class RedisCounters:
+    """The counts in Redis, through the connection of a `limits` Redis storage (redis-py), so
+    that the keys, the connection options and the errors are the library's.
+
+    The counts asked for while a batch is on its way go together in the next batch: one
+    pipeline, one round trip, each script still atomic on its own. A lone request is sent at
+    once; under load a worker waits for Redis once per batch, not once per request.
+    """
+
+    def __init__(self, storage: Any) -> None:  # limits.aio.storage.RedisStorage
+        self.storage: Storage = storage
+        self._prefixed = storage.bridge.prefixed_key
+        self._client = storage.bridge.get_connection()
+        self._waiting: list[tuple[tuple[Any, ...], asyncio.Future[list[int]]]] = []
+        self._sender: asyncio.Task[None] | None = None
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return self.storage.base_exceptions
+
+    async def check(self) -> bool:
+        return await self.storage.check()
+
+    async def count(
+        self,
+        minute_key: str,
+        minute_seconds: int,
+        minute_limit: int,
+        day_key: str,
+        day_seconds: int,
+    ) -> Counts:
+        future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        keys = (self._prefixed(minute_key), self._prefixed(day_key))
+        self._waiting.append(((*keys, minute_seconds, minute_limit, day_seconds), future))
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send())
+        minute, day, minute_ms, day_ms = await future
+        now = time.time()
+        return Counts(
+            int(minute), int(day), now + max(0, minute_ms) / 1000, now + max(0, day_ms) / 1000
+        )
+
+    async def _send(self) -> None:
+        batch: list[tuple[tuple[Any, ...], asyncio.Future[list[int]]]] = []
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                pipeline = self._client.pipeline(transaction=False)
+                for arguments, _ in batch:
+                    pipeline.evalsha(COUNT_SCRIPT_SHA, 2, *arguments)
+                try:
+                    results = await pipeline.execute(raise_on_error=False)
+                except Exception as exc:  # Redis away: every request of the batch hears it
+                    results = [exc] * len(batch)
+                unknown = []  # a Redis that started afresh has no scripts: nothing was counted
+                for (arguments, future), result in zip(batch, results, strict=True):
+                    if future.done():  # its request was cancelled (the client left)
+                        continue
+                    if isinstance(result, NoScriptError):
+                        unknown.append((arguments, future))
+                    elif isinstance(result, Exception):
+                        future.set_exception(result)
+                    else:
+                        future.set_result(result)
+                batch = unknown
+                if unknown:
+                    await self._load_script(unknown)
+                batch = []
+        finally:
+            self._sender = None
+            for _, future in batch:  # this task was cancelled (the server stops)
+                future.cancel()
+
+    async def _load_script(
+        self, unknown: list[tuple[tuple[Any, ...], asyncio.Future[list[int]]]]
+    ) -> None:
+        """Load the script, and send again the counts Redis did not know it for."""
+        try:
+            await self._client.script_load(COUNT_SCRIPT)
+        except Exception as exc:  # Redis away again: those requests hear it
+            for _, future in unknown:
+                if not future.done():
+                    future.set_exception(exc)
+        else:
+            self._waiting[:0] = unknown
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        return await self.storage.incr(key, expiry, amount)
+
+    async def get(self, key: str) -> int:
+        return await self.storage.get(key)
+
+    async def get_expiry(self, key: str) -> float:
+        return await self.storage.get_expiry(key)
