@@ -29,7 +29,7 @@ from conformance import signing_keys as keys
 from conformance.register import entries, keyring, policy
 from conformance.register.documents import DocumentError
 from conformance.reports import attestation, badge, package
-from tests.checker.test_register_intake import NOW, Run, judge, signed_run
+from tests.checker.test_register_intake import Run, judge, signed_run
 from tests.checker.test_verify_hostile import CHANGE, changed
 
 SECONDS = 5  # one judgement, at most, on this shared machine (the register's bound is 30)
@@ -175,7 +175,8 @@ def test_no_signed_claim_breaks_the_judgement(run, tmp_path, stated):
     if isinstance(found, entries.Entry) and found.reason is None:
         started = entries.parse_time(found.time)
         assert started is not None
-        assert entries.INTERFACE_SINCE <= started <= NOW + entries.CLOCK_SKEW
+        now = datetime.datetime.now(datetime.UTC)
+        assert entries.INTERFACE_SINCE <= started <= now + entries.CLOCK_SKEW
         assert found.verdict == "conformant" and found.vendor == "Acme Pets"
 
 

@@ -89,7 +89,10 @@ def signed_run(tmp_path_factory) -> Run:
 def judge(run: Run, path: Path, ring: Path | None = None, rules=policy.DEFAULT, **options):
     loaded = keyring.load(ring or run.ring())
     try:
-        return judgement.judge(path, loaded, rules, options.pop("now", NOW), **options)
+        # The body's clock as the test runs, not as it was collected: a run signed minutes
+        # after collection (CI's long parallel phase) must not read as one from the future.
+        now = options.pop("now", None) or datetime.datetime.now(datetime.UTC)
+        return judgement.judge(path, loaded, rules, now, **options)
     finally:
         loaded.close()
 
