@@ -92,8 +92,12 @@ def status_words(record: dict) -> str:
 
 
 def index_row(record: dict) -> str:
+    fingerprint = record["key_fingerprint"]
     cells = [
         h(record["vendor"]),
+        # Beside the name, what tells look-alike names apart: the key that signed (its page too).
+        f'<a href="{h(record["key"])}" title="{h(fingerprint)}">'
+        f"<code>{h(fingerprint[:16])}</code></a>",
         h(name_of(record)),
         status_mark(record) + " " + h(status_words(record)),
         h(record["profile"]),
@@ -107,8 +111,8 @@ def index_row(record: dict) -> str:
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
-HEADINGS = ("vendor", "implementation", "status", "profile", "plan", "suite", "run", "registered",
-            "badge", "")  # fmt: skip
+HEADINGS = ("vendor", "vendor's key", "implementation", "status", "profile", "plan", "suite",
+            "run", "registered", "badge", "")  # fmt: skip
 
 
 def table(rows: list[dict], empty: str) -> str:

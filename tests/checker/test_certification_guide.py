@@ -94,10 +94,13 @@ def test_the_certification_guide_runs_as_written_and_shows_what_it_says(tmp_path
 
 
 def rows(index, section: str) -> list[list[str]]:
-    """The rows of an index section: each cell's text, the status cell's first word."""
+    """The rows of an index section: each cell's text (the key's left out), the status cell's
+    first word."""
     found = index.evaluate(
         f"[...document.querySelectorAll('#{section} + table tbody tr')]"
         ".map(r => [...r.cells].map(c => c.textContent))"
     )
-    return [[*row[:2], row[2].split()[0] if section != "not-certified" else row[2], *row[3:]]
-            for row in found]  # fmt: skip
+    # Beside each vendor's name, the fingerprint of the key that signed: look-alikes told apart.
+    assert all(re.fullmatch(r"[0-9a-f]{16}", row[1]) for row in found), found
+    return [[row[0], row[2], row[3].split()[0] if section != "not-certified" else row[3],
+             *row[4:]] for row in found]  # fmt: skip
