@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import subprocess
+import zipfile
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
@@ -252,6 +253,15 @@ def test_the_bodys_summary_and_checkpoint_verify_with_go_securesystemslib(nights
     refused = subprocess.run([binary, str(stranger), str(site / certified["summary"])],
                              capture_output=True, text=True, timeout=60)  # fmt: skip
     assert refused.returncode != 0
+    # The vendor's own envelope, from the package and with the key the site publishes: the
+    # same verifier accepts it as it accepts the body's.
+    vendor_envelope = tmp_path / "vendor.intoto.jsonl"
+    with zipfile.ZipFile(site / certified["package"]) as package:
+        vendor_envelope.write_bytes(package.read("conformance.intoto.jsonl"))
+    accepted = subprocess.run([binary, str(site / certified["key"]), str(vendor_envelope)],
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert json.loads(accepted.stdout)["predicateType"].startswith("https://in-toto.io/attestation")
 
 
 @pytest.mark.browser
