@@ -326,14 +326,18 @@ def test_a_target_refusing_every_keyless_request_leaves_the_401_requirements_unt
 
 def test_a_target_refusing_everything_is_left_at_the_run_deadline(tmp_path):
     """Every request after the preflight refused with 429, `Retry-After: 1` (an outage, a
-    ban): back-off grows, and the run's deadline ends it, saying what it waited for."""
+    ban): back-off grows, and the run's deadline ends it, saying what it waited for. Each 429
+    announces a Reset a second ahead that never comes: refused past one announced reset and
+    then past the next, with nothing served, the key proves the window never resets, a MUST
+    failure the early stop does not erase."""
     deadline = 15
     with hostile_target("refuse-all", after=2) as (base_url, keys):
         ended = run_checker(base_url, keys, tmp_path / "reports", ("--deadline", str(deadline)))
     print(f"refuse-all: {ended.describe()}")
-    assert ended.status == 2, ended.describe()
+    assert ended.status == 1, ended.describe()
     assert ended.seconds < deadline + RESPONSE_SECONDS + 15, ended.describe()
     statement = assert_reports_valid(ended)
+    assert statement["failed_requirements"] == ["LIM-RESET-HONEST"], ended.describe()
     assert f"the run's deadline of {deadline} s" in statement["reason"], ended.describe()
     assert "waits" in statement["reason"] or "passed" in statement["reason"], ended.describe()
     assert statement["bounds"]["run_deadline_seconds"] == deadline, statement["bounds"]
