@@ -113,6 +113,25 @@ def text_of(html_file: Path) -> str:
     return unescape(re.sub(r"<[^>]+>", " ", html_file.read_text(encoding="utf-8")))
 
 
+def test_verify_with_the_bodys_keyring_and_policy_agrees_with_the_register(nights, capsys):
+    """Every package of the three nights, as the site publishes it, judged by `verify
+    --keyring --policy` with the body's last keyring (its revocation in it): exit 0 exactly
+    where the register issued a certificate that no revocation took back. A superseded one was
+    certified and still verifies so: superseding is the history's, not the package's."""
+    ring, rules = nights.folder / "keyring.yaml", nights.folder / "policy.yaml"
+    site = nights.sites[2]
+    found = document(site)
+    records = found["certificates"] + found["not_certified"]
+    assert {r["status"] for r in records} == {"superseded", "revoked", "not certified"}
+    for record in records:
+        status = cli.main(["verify", str(site / record["package"]), "--keyring", str(ring),
+                           "--policy", str(rules)])  # fmt: skip
+        said = capsys.readouterr()
+        assert (status == 0) == (record["status"] in ("certified", "superseded")), (
+            record["status"], said.out, said.err)  # fmt: skip
+        assert status in (0, 1) and not said.err, said.err
+
+
 def test_night_1_certifies_the_day_run_and_not_the_full_one(nights):
     site = nights.sites[0]
     records = by_run(site)
