@@ -84,7 +84,6 @@ class Entry:
     policy_sha256: str | None = None
     expires: str | None = None
     reason: str | None = None  # why it is not certified
-    superseded_by: str | None = None
     package_sha256: str = ""
     key_fingerprint: str = ""
     key_path: Path | None = None  # the verifying key's PEM file: the body's, not published
