@@ -5,11 +5,12 @@
                                     [--memory-requests 1000000]
 
 Every figure is measured in this run, on this machine: the reference and the yardstick (a
-Starlette app that answers `[]` with fixed rate-limit headers, served by the same code,
-`tests/shared/bare_app.py`) are measured in turn, round after round, each round starting with
-the other, so that a busy neighbour slows both alike; the ratio of each round is reported with
-its median. Requests are GET /v1/categories on keep-alive connections, with the key of an
-enterprise plan too large to refuse anything. Set-ups:
+Starlette app that answers `[]` with fixed rate-limit headers, on uvicorn's own httptools
+protocol with the reference's socket and server settings, `tests/shared/bare_app.py`) are
+measured in turn, round after round, each round starting with the other, so that a busy
+neighbour slows both alike; the ratio of each round is reported with its median. Requests are
+GET /v1/categories on keep-alive connections, with the key of an enterprise plan too large to
+refuse anything. Set-ups:
 
 - one worker, memory limits, categories in SQLite in memory (the default `petstore-reference`);
 - two workers, limits in Redis, categories in a SQLite file;

@@ -67,12 +67,18 @@ def base_url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}/v1"
 
 
-def _config(app: object, *, quiet: bool, workers: int = 1, keep_alive: int = 5) -> uvicorn.Config:
+# httptools, but a request offering an upgrade (Java's HttpClient: h2c) is served whole, and a
+# head is bounded (upgrade_offers.py). The benchmark's yardstick is served on uvicorn's own.
+PROTOCOL: type | str = HttpToolsServingUpgradeOffers
+
+
+def _config(
+    app: object, *, quiet: bool, workers: int = 1, keep_alive: int = 5, http: type | str = PROTOCOL
+) -> uvicorn.Config:
     return uvicorn.Config(
         app,  # type: ignore[arg-type]
         timeout_keep_alive=keep_alive,
-        # httptools, but a request offering an upgrade (Java's HttpClient: h2c) is served whole
-        http=HttpToolsServingUpgradeOffers,
+        http=http,
         factory=isinstance(app, str),
         workers=workers,
         lifespan="on",
@@ -98,9 +104,11 @@ def serve_app(
     sock: socket.socket,
     announce: Callable[[str], None],
     announcement: str = ANNOUNCEMENT,
+    http: type | str = PROTOCOL,
 ) -> bool:
-    """Serve any ASGI app as the reference is served (the benchmark's yardstick uses this)."""
-    server = uvicorn.Server(_config(app, quiet=False))
+    """Serve any ASGI app as the reference is served (the benchmark's yardstick uses this, with
+    uvicorn's own protocol as `http`)."""
+    server = uvicorn.Server(_config(app, quiet=False, http=http))
 
     async def run() -> None:
         task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -141,11 +149,12 @@ def serve_factory_workers(
     workers: int,
     announce: Callable[[str], None],
     announcement: str = ANNOUNCEMENT,
+    http: type | str = PROTOCOL,
 ) -> None:
     """Serve the app `factory` ("module:function") builds, in `workers` worker processes."""
     from uvicorn.supervisors import Multiprocess
 
-    config = _config(factory, quiet=False, workers=workers)
+    config = _config(factory, quiet=False, workers=workers, http=http)
     announce(announcement.format(base_url=base_url_of(sock)))
     Multiprocess(config, sockets=[sock]).run()
 
