@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 JSON_MEDIA_TYPE = "application/json"
@@ -59,3 +60,21 @@ def error_response(
 
 # Codes for the errors Starlette's router raises itself.
 ROUTING_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+def answer_to(exc: Exception, method: str) -> JsonResponse:
+    """The Error answer to an exception a request raised: an ApiError's own, the router's 404 or
+    405 (its `Allow` sorted: Starlette builds it from a set), and a 500 for anything else."""
+    if isinstance(exc, ApiError):
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
+    if isinstance(exc, HTTPException):
+        code = ROUTING_CODES.get(exc.status_code, "http_error")
+        message = {
+            404: "No such resource.",
+            405: f"Method {method} is not allowed here.",
+        }.get(exc.status_code, str(exc.detail))
+        headers = dict(exc.headers or {})
+        if "Allow" in headers:
+            headers["Allow"] = ", ".join(sorted(m.strip() for m in headers["Allow"].split(",")))
+        return error_response(exc.status_code, code, message, headers)
+    return error_response(500, "internal_error", "The server failed to answer this request.")

@@ -1,17 +1,18 @@
 """The ASGI layer every request passes: who calls, whether the limits let it through, the
-rate-limit headers on whatever the application answers (any path, any status), and the access
-log's line."""
+rate-limit headers on whatever the application answers (any path, any status), the Error answer
+to whatever a request raises, and the access log's line."""
 
 from __future__ import annotations
 
 import logging
 import time
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from conformance.reference.accesslog import AccessLog, access_line
 from conformance.reference.auth import Caller, KeyRing, identify
-from conformance.reference.errors import error_response
+from conformance.reference.errors import ApiError, answer_to, error_response
 from conformance.reference.limiting import Decision, RequestLimits, limits_unavailable
 from conformance.reference.outages import OutageLog
 
@@ -37,7 +38,8 @@ REFUSALS = {
 
 class RateLimitMiddleware:
     """Identify, count, answer (or refuse) with the rate-limit headers, and log the request: one
-    layer, so that each response message passes one wrapper, not one per concern."""
+    layer, so that each response message passes one wrapper, not one per concern. `app` is
+    Starlette's router (app.py)."""
 
     def __init__(
         self, app: ASGIApp, keys: KeyRing, limits: RequestLimits, log: AccessLog | None = None
@@ -55,6 +57,7 @@ class RateLimitMiddleware:
         started = time.perf_counter()
         caller = identify(scope, self.keys)
         scope[CALLER_SCOPE_KEY] = caller
+        scope["app"] = self  # Starlette's router raises its 404 and 405 for an app to answer
         status = 0
         try:
             decision = await self._decide(caller)
@@ -70,7 +73,15 @@ class RateLimitMiddleware:
                 await send(message)
 
             if decision.allowed:
-                await self.app(scope, receive, send_with_headers)
+                try:
+                    await self.app(scope, receive, send_with_headers)
+                except Exception as exc:
+                    if status:  # answered in part: uvicorn closes the connection
+                        raise
+                    if not isinstance(exc, ApiError | HTTPException):
+                        logger.exception("answering a request failed: 500")
+                    answer = answer_to(exc, scope["method"])
+                    await answer(scope, receive, send_with_headers)
             else:
                 code = decision.code or "rate_limited"
                 refused, message = REFUSALS[code]

@@ -80,15 +80,15 @@ def test_listing_kept_until_another_worker_writes(tmp_path):
         await other.open()
         listing = Categories(mine)
         try:
-            first = await listing.listing_json()
+            first = (await listing.listing())[0]
             assert first == b"[]"
-            assert await listing.listing_json() is first  # kept, not encoded again
+            assert (await listing.listing())[0] is first  # kept, not encoded again
             await other.create("by another worker", None)
-            assert json.loads(await listing.listing_json()) == [
+            assert json.loads((await listing.listing())[0]) == [
                 {"id": 1, "name": "by another worker"}
             ]
             await mine.create("by this one", "here")
-            assert json.loads(await listing.listing_json())[-1] == {
+            assert json.loads((await listing.listing())[0])[-1] == {
                 "id": 2,
                 "name": "by this one",
                 "description": "here",
@@ -106,10 +106,10 @@ def test_listing_in_memory_follows_every_create():
 
     async def scenario() -> list[bytes]:
         await store.open()
-        seen = [await listing.listing_json()]
+        seen = [(await listing.listing())[0]]
         for name in ("a", "b"):
             await store.create(name, None)
-            seen.append(await listing.listing_json())
+            seen.append((await listing.listing())[0])
         await store.close()
         return seen
 

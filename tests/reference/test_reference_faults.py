@@ -7,6 +7,8 @@ it is told to stop with requests in flight.
 - PostgreSQL away: GET and POST /categories are 503 `storage_unavailable` with the same
   headers; what other endpoints need is still served; no category answered 201 is lost.
 - SIGTERM: requests in flight are finished and answered before the process exits.
+- A fault of its own (an exception nothing answers): a 500 Error with the same headers, the
+  traceback logged, and the connection serves on.
 
 Redis and PostgreSQL "go away" behind a TCP proxy that drops every connection and refuses new
 ones until it is restored; the services themselves, shared with others, are never touched. A
@@ -24,7 +26,11 @@ from email.utils import parsedate_to_datetime
 import httpx
 import pytest
 
-from conformance.reference.auth import key_digest
+from conformance.reference.app import Settings, create_app
+from conformance.reference.auth import KeyRing, key_digest
+from conformance.reference.plans import PLANS
+from conformance.reference.serve import start_app_in_thread
+from conformance.reference.sqlite_storage import SqliteCategoryStore
 from tests.shared.inflight import HalfSentPost, stop_with_request_in_flight, wait_until_admitted
 from tests.shared.private_redis import PrivateRedis
 from tests.shared.servers import assert_error, rate_limit_headers
@@ -210,3 +216,30 @@ def test_sigterm_finishes_the_request_in_flight(reference_server, tmp_path):
     restarted = reference_server([f"{key}:enterprise:1000:10000"], database=database)
     with httpx.Client(base_url=restarted.base_url, timeout=10) as client:
         assert client.get("/categories", headers=auth(key)).json() == [body]
+
+
+class _FaultyStore(SqliteCategoryStore):
+    """A store with a fault of the reference's own: listing raises what no handler expects."""
+
+    async def version(self) -> None:
+        return None  # read every time, so that every GET meets the fault
+
+    async def list(self) -> list:
+        raise RuntimeError("a fault in the listing")
+
+
+def test_a_fault_of_its_own_is_a_500_error_and_the_connection_serves_on(caplog):
+    """An exception nothing answers is a 500 with the Error body and the rate-limit headers, its
+    traceback logged; the connection stays usable for the next request."""
+    key = "fault-" + secrets.token_urlsafe(12)
+    settings = Settings(keys=KeyRing.from_keys([(key, PLANS["pro"])]))
+    app = create_app(settings, access_log=False, categories=_FaultyStore(None))
+    with start_app_in_thread(app) as server, httpx.Client(base_url=server.base_url) as client:
+        for _ in range(2):  # the same connection twice
+            response = client.get(f"{server.base_url}/categories", headers=auth(key))
+            body = assert_error(response, 500)
+            assert body["code"] == "internal_error", body
+            rate_limit_headers(response)
+        served = client.get(f"{server.base_url}/store/orders", headers=auth(key))
+        assert served.status_code == 200, served.text
+    assert "RuntimeError: a fault in the listing" in caplog.text
