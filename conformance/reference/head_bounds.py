@@ -12,7 +12,8 @@ with `Connection: close` and nothing more read.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection
+from itertools import chain
 
 MAX_HEAD_BYTES = 64 * 1024
 """The most of one request head read: its request line, header lines and the blank line. A
@@ -25,10 +26,11 @@ class HeadTooLarge(Exception):
     """Raised in a parser callback: the head being parsed is over MAX_HEAD_BYTES."""
 
 
-def parsed_size(method: bytes, target: bytes, headers: Iterable[tuple[bytes, bytes]]) -> int:
+def parsed_size(method: bytes, target: bytes, headers: Collection[tuple[bytes, bytes]]) -> int:
     """A head's size as written plainly (`Name: value` lines, CRLF ends): what a parser kept."""
     request_line = len(method) + 1 + len(target) + len(b" HTTP/1.1\r\n")
-    return request_line + sum(len(name) + len(value) + 4 for name, value in headers) + 2
+    # Summed by map and chain, without a Python frame per header: it runs for every request.
+    return request_line + sum(map(len, chain.from_iterable(headers))) + 4 * len(headers) + 2
 
 
 def refusal(status: int) -> bytes:
