@@ -22,7 +22,7 @@ FAR_RESET = 60  # seconds to the Reset of a window with room left
 REFUSAL_CODES = {429: "rate_limited", 503: "limits_unavailable"}
 
 
-@dataclass(frozen=True)
+@dataclass
 class ScriptedDecision(Decision):
     """A decision whose `Retry-After` may be an HTTP-date, or absent on a refusal."""
 

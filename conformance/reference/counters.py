@@ -58,21 +58,20 @@ class MemoryCounters:
     async def check(self) -> bool:
         return True
 
-    def _incr(self, key: str, expiry: float, now: float) -> int:
-        if self._ends.get(key, 0.0) <= now:  # no window, or an ended one: a new window
+    def _incr(self, key: str, expiry: float, now: float) -> tuple[int, float]:
+        """Count one more in the key's window: (its count, its end)."""
+        ends = self._ends.get(key, 0.0)
+        if ends <= now:  # no window, or an ended one: a new window
+            ends = self._ends[key] = now + expiry
             self._counts[key] = 1
-            self._ends[key] = now + expiry
-            return 1
-        count = self._counts[key] + 1
-        self._counts[key] = count
-        return count
+            return 1, ends
+        count = self._counts[key] = self._counts[key] + 1
+        return count, ends
 
-    def _get(self, key: str, now: float) -> int:
-        return self._counts.get(key, 0) if self._ends.get(key, 0.0) > now else 0
-
-    def _ends_at(self, key: str, now: float) -> float:
-        ends = self._ends.get(key, now)
-        return ends if ends > now else now
+    def _get(self, key: str, now: float) -> tuple[int, float]:
+        """The key's count and its window's end (now, when it has no window)."""
+        ends = self._ends.get(key, 0.0)
+        return (self._counts[key], ends) if ends > now else (0, now)
 
     def _sweep(self, now: float) -> None:
         self._next_sweep = now + SWEEP_SECONDS
@@ -90,23 +89,23 @@ class MemoryCounters:
         now = time.time()
         if now >= self._next_sweep:
             self._sweep(now)
-        minute = self._incr(minute_key, minute_seconds, now)
+        minute, minute_ends = self._incr(minute_key, minute_seconds, now)
         if minute <= minute_limit:
-            day = self._incr(day_key, day_seconds, now)
+            day, day_ends = self._incr(day_key, day_seconds, now)
         else:
-            day = self._get(day_key, now)
-        return Counts(minute, day, self._ends_at(minute_key, now), self._ends_at(day_key, now))
+            day, day_ends = self._get(day_key, now)
+        return Counts(minute, day, minute_ends, day_ends)
 
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        count = self._incr(key, expiry, time.time()) - 1 + amount
+        count = self._incr(key, expiry, time.time())[0] - 1 + amount
         self._counts[key] = count
         return count
 
     async def get(self, key: str) -> int:
-        return self._get(key, time.time())
+        return self._get(key, time.time())[0]
 
     async def get_expiry(self, key: str) -> float:
-        return self._ends_at(key, time.time())
+        return self._get(key, time.time())[1]
 
 
 # KEYS: the minute's, the day's. ARGV: the minute's length (s), its limit, the day's length (s).
