@@ -7,7 +7,8 @@ its first request and lasts its length; a count past its end starts again at 1. 
 own calls took three to four per request (an INCR, an INCR or GET, one or two TTLs): in Redis
 that was as many round trips, in memory as many coroutines, each `incr` also starting an
 asyncio task to expire old keys. Here Redis runs one Lua script (atomic), the requests of a
-moment sent together in one pipeline (one round trip), and memory is plain dictionaries.
+moment sent together in one pipeline (one round trip), those of one caller counted by one script,
+and memory is plain dictionaries.
 
 `get`, `incr` and `get_expiry` (the `limits` storage's calls) remain for the ban (`BanRule`),
 which only callers under a ban rule reach.
@@ -108,23 +109,62 @@ class MemoryCounters:
         return self._get(key, time.time())[1]
 
 
-# KEYS: the minute's, the day's. ARGV: the minute's length (s), its limit, the day's length (s).
-# The day is counted only when the minute had room; PTTL is -2 for a key that does not exist.
+# KEYS: the minute's, the day's. ARGV: the minute's length (s), its limit, the day's length (s),
+# and how many requests are counted (n: a batch's requests of one caller, counted together).
+# The day counts only the requests the minute had room for; PTTL is -2 for a key that does not
+# exist. For n = 1 this is INCR, and INCR of the day when the minute had room.
 COUNT_SCRIPT = """
-local minute = redis.call("incr", KEYS[1])
-if minute == 1 then redis.call("expire", KEYS[1], ARGV[1]) end
+local n = tonumber(ARGV[4])
+local minute = redis.call("incrby", KEYS[1], n)
+if minute == n then redis.call("expire", KEYS[1], ARGV[1]) end
+local room = math.max(0, math.min(n, tonumber(ARGV[2]) - (minute - n)))
 local day
-if minute <= tonumber(ARGV[2]) then
-    day = redis.call("incr", KEYS[2])
-    if day == 1 then redis.call("expire", KEYS[2], ARGV[3]) end
+if room > 0 then
+    day = redis.call("incrby", KEYS[2], room)
+    if day == room then redis.call("expire", KEYS[2], ARGV[3]) end
 else
     day = tonumber(redis.call("get", KEYS[2]) or "0")
 end
-return {minute, day, redis.call("pttl", KEYS[1]), redis.call("pttl", KEYS[2])}
+return {minute, day, room, redis.call("pttl", KEYS[1]), redis.call("pttl", KEYS[2])}
 """
 
 
+def each_request(counted: list[int], n: int) -> list[list[int]]:
+    """The counts of each of n requests counted together, as n scripts one after the other
+    would have counted them: the i-th request the i-th of the minute's n, and of the day's only
+    if the minute had room for it (the first `room` requests); then both windows' PTTL."""
+    minute, day, room, minute_ms, day_ms = counted
+    return [
+        [minute - n + 1 + i, day - room + 1 + i if i < room else day, minute_ms, day_ms]
+        for i in range(n)
+    ]
+
+
 COUNT_SCRIPT_SHA = hashlib.sha1(COUNT_SCRIPT.encode()).hexdigest()
+
+
+def _by_caller(
+    batch: list[tuple[tuple[Any, ...], asyncio.Future[list[int]]]],
+) -> dict[tuple[Any, ...], list[asyncio.Future[list[int]]]]:
+    """A batch's requests by what they count (a caller's windows), in the order they came; a
+    request cancelled before it was sent counts nothing."""
+    callers: dict[tuple[Any, ...], list[asyncio.Future[list[int]]]] = {}
+    for arguments, future in batch:
+        if not future.done():
+            callers.setdefault(arguments, []).append(future)
+    return callers
+
+
+def _settle(futures: list[asyncio.Future[list[int]]], result: list[int] | Exception) -> None:
+    """Give each request its counts, or the error that says Redis gave none."""
+    counts = None if isinstance(result, Exception) else each_request(result, len(futures))
+    for i, future in enumerate(futures):
+        if future.done():  # its request was cancelled (the client left)
+            continue
+        if counts is None:
+            future.set_exception(result)  # type: ignore[arg-type]
+        else:
+            future.set_result(counts[i])
 
 
 class RedisCounters:
@@ -133,7 +173,9 @@ class RedisCounters:
 
     The counts asked for while a batch is on its way go together in the next batch: one
     pipeline, one round trip, each script still atomic on its own. A lone request is sent at
-    once; under load a worker waits for Redis once per batch, not once per request.
+    once; under load a worker waits for Redis once per batch, not once per request, and the
+    requests of one caller in a batch are counted by one script (INCRBY their number), each
+    given the count it would have had alone: Redis and redis-py work once per caller a batch.
     """
 
     def __init__(self, storage: Any) -> None:  # limits.aio.storage.RedisStorage
@@ -174,23 +216,20 @@ class RedisCounters:
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
+                callers = _by_caller(batch)
                 pipeline = self._client.pipeline(transaction=False)
-                for arguments, _ in batch:
-                    pipeline.evalsha(COUNT_SCRIPT_SHA, 2, *arguments)
+                for arguments, futures in callers.items():
+                    pipeline.evalsha(COUNT_SCRIPT_SHA, 2, *arguments, len(futures))
                 try:
                     results = await pipeline.execute(raise_on_error=False)
                 except Exception as exc:  # Redis away: every request of the batch hears it
-                    results = [exc] * len(batch)
+                    results = [exc] * len(callers)
                 unknown = []  # a Redis that started afresh has no scripts: nothing was counted
-                for (arguments, future), result in zip(batch, results, strict=True):
-                    if future.done():  # its request was cancelled (the client left)
-                        continue
+                for (arguments, futures), result in zip(callers.items(), results, strict=True):
                     if isinstance(result, NoScriptError):
-                        unknown.append((arguments, future))
-                    elif isinstance(result, Exception):
-                        future.set_exception(result)
+                        unknown += [(arguments, future) for future in futures]
                     else:
-                        future.set_result(result)
+                        _settle(futures, result)
                 batch = unknown
                 if unknown:
                     await self._load_script(unknown)

@@ -69,3 +69,38 @@ def test_redis_counts_as_memory_does():
     for _, _, minute_ends, day_ends in in_redis:
         assert started + MINUTE - 1 < minute_ends <= time.time() + MINUTE
         assert started + DAY - 1 < day_ends <= time.time() + DAY
+
+
+@pytest.mark.redis
+def test_redis_counts_requests_waiting_together_as_one_by_one():
+    """The requests of a moment go in one batch, each caller's counted by one script (INCRBY
+    their number): each still gets the counts it would have had alone, the day counting only
+    those the minute had room for, in the order they came, batch after batch."""
+    run = secrets.token_hex(8)
+    keys = {who: (f"petstore-test/m/{who}/{run}", f"petstore-test/d/{who}/{run}") for who in "ab"}
+    order = "aababaaa"  # a: 6 (over its minute's 3 within one batch), b: 2
+
+    def count(store: MemoryCounters | RedisCounters, who: str):  # noqa: ANN202
+        minute_key, day_key = keys[who]
+        return store.count(minute_key, MINUTE, 3, day_key, DAY)
+
+    async def together(store: RedisCounters) -> list[counters.Counts]:
+        return list(await asyncio.gather(*(count(store, who) for who in order)))
+
+    async def scenario() -> tuple[list[counters.Counts], list[counters.Counts]]:
+        limits = RequestLimits(REDIS_URL, MINUTE)
+        await limits.open()
+        assert isinstance(limits.storage, RedisCounters)
+        memory = MemoryCounters()
+        alone = [await count(memory, who) for who in order + order]
+        return alone, await together(limits.storage) + await together(limits.storage)
+
+    try:
+        alone, in_redis = asyncio.run(scenario())
+    finally:
+        forget_redis_keys(run)
+    assert [c[:2] for c in in_redis] == [c[:2] for c in alone]
+    assert [c[:2] for c, who in zip(in_redis, order + order, strict=True) if who == "a"] == [
+        (1, 1), (2, 2), (3, 3), (4, 3), (5, 3), (6, 3),
+        (7, 3), (8, 3), (9, 3), (10, 3), (11, 3), (12, 3),
+    ]  # fmt: skip
