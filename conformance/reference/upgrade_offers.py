@@ -123,8 +123,7 @@ class HttpToolsServingUpgradeOffers(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
-        if self._head_timer is not None:
-            self._stop_head_timer()
+        self._stop_head_timer()
         size = parsed_size(self.parser.get_method(), self.url, self.headers)
         self._parsed += size
         if size > MAX_HEAD_BYTES:
@@ -204,8 +203,7 @@ class HttpToolsServingUpgradeOffers(HttpToolsProtocol):
             # read: a client that pipelines without end would fill memory with them. Read no
             # more until the queue is answered (reading resumes at the answer that empties it).
             self.flow.pause_reading()
-        if self._pending is not None:
-            self._hand_over_when_idle()
+        self._hand_over_when_idle()
 
     def _head(self) -> bytes:
         version = self.parser.get_http_version().encode("ascii")

@@ -234,12 +234,16 @@ def test_a_fault_of_its_own_is_a_500_error_and_the_connection_serves_on(caplog):
     key = "fault-" + secrets.token_urlsafe(12)
     settings = Settings(keys=KeyRing.from_keys([(key, PLANS["pro"])]))
     app = create_app(settings, access_log=False, categories=_FaultyStore(None))
+    connections = set()  # each answer's connection, by the client's own address on it
     with start_app_in_thread(app) as server, httpx.Client(base_url=server.base_url) as client:
-        for _ in range(2):  # the same connection twice
+        for _ in range(2):
             response = client.get(f"{server.base_url}/categories", headers=auth(key))
             body = assert_error(response, 500)
             assert body["code"] == "internal_error", body
             rate_limit_headers(response)
+            connections.add(response.extensions["network_stream"].get_extra_info("client_addr"))
         served = client.get(f"{server.base_url}/store/orders", headers=auth(key))
         assert served.status_code == 200, served.text
+        connections.add(served.extensions["network_stream"].get_extra_info("client_addr"))
+    assert len(connections) == 1, connections  # not closed after a 500
     assert "RuntimeError: a fault in the listing" in caplog.text
